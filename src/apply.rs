@@ -1,0 +1,190 @@
+//! Carries out a plan: prints it as a diff (`--dry-run`) or writes it atomically, restoring
+//! every touched file if any write fails, so a failed command leaves the tree as it was.
+
+use std::{
+    fs,
+    io::Write as _,
+    path::{Path, PathBuf},
+};
+
+use anyhow::Context as _;
+use similar::TextDiff;
+
+use crate::{
+    plan::{Action, FileChange, Plan},
+    shell::Shell,
+};
+
+/// Writes every change of `plan`; on failure, undoes the ones already made.
+pub fn apply(plan: &Plan, shell: &mut Shell) -> anyhow::Result<()> {
+    let mut journal = Journal::default();
+    for change in &plan.changes {
+        if let Err(err) = write_change(&plan.root, change, &mut journal) {
+            journal.roll_back();
+            return Err(err.context("nothing was changed: every file written so far was restored"));
+        }
+    }
+    for change in &plan.changes {
+        shell.status(verb(change.action), &change.path);
+    }
+    Ok(())
+}
+
+/// Prints what `apply` would do: one line per file, and a unified diff for changed files.
+pub fn print_dry_run(plan: &Plan, shell: &mut Shell) {
+    for change in &plan.changes {
+        shell.status(verb(change.action), &change.path);
+        if let (Action::Update, Some(old)) = (change.action, &change.old) {
+            shell.print(&unified_diff(&change.path, old, &change.new));
+        }
+    }
+    shell.note("dry run: nothing was written");
+}
+
+/// A unified diff of one file, with `a/` and `b/` prefixes as git shows them.
+pub fn unified_diff(path: &str, old: &str, new: &str) -> String {
+    TextDiff::from_lines(old, new)
+        .unified_diff()
+        .context_radius(3)
+        .header(&format!("a/{path}"), &format!("b/{path}"))
+        .to_string()
+}
+
+fn verb(action: Action) -> &'static str {
+    match action {
+        Action::Create => "Creating",
+        Action::Update => "Updating",
+        Action::Unchanged => "Unchanged",
+        Action::Keep => "Skipping",
+    }
+}
+
+fn write_change(root: &Path, change: &FileChange, journal: &mut Journal) -> anyhow::Result<()> {
+    if !change.writes() {
+        return Ok(());
+    }
+    let path = root.join(&change.path);
+    let parent = path.parent().expect("planned paths are inside the root");
+    journal.create_dirs(parent)?;
+    journal.record(&path, change.old.clone());
+    write_atomically(&path, &change.new).with_context(|| format!("cannot write {}", path.display()))
+}
+
+/// Writes through a temporary file in the same directory and renames it into place, so a
+/// crash never leaves a half-written file.
+fn write_atomically(path: &Path, contents: &str) -> std::io::Result<()> {
+    let dir = path.parent().expect("planned paths are inside the root");
+    let mut temp = tempfile::NamedTempFile::new_in(dir)?;
+    temp.write_all(contents.as_bytes())?;
+    temp.as_file().sync_all()?;
+    temp.persist(path).map_err(|err| err.error)?;
+    Ok(())
+}
+
+/// What was changed so far, to undo it in reverse order.
+#[derive(Default)]
+struct Journal {
+    files: Vec<(PathBuf, Option<String>)>,
+    dirs: Vec<PathBuf>,
+}
+
+impl Journal {
+    fn record(&mut self, path: &Path, old: Option<String>) {
+        self.files.push((path.to_path_buf(), old));
+    }
+
+    /// Creates the missing directories of `dir`, remembering each for the roll-back.
+    fn create_dirs(&mut self, dir: &Path) -> anyhow::Result<()> {
+        let missing: Vec<&Path> = dir.ancestors().take_while(|d| !d.exists()).collect();
+        for dir in missing.into_iter().rev() {
+            fs::create_dir(dir).with_context(|| format!("cannot create {}", dir.display()))?;
+            self.dirs.push(dir.to_path_buf());
+        }
+        Ok(())
+    }
+
+    fn roll_back(self) {
+        // Best effort: a restore that fails cannot be reported better than the first error.
+        for (path, old) in self.files.into_iter().rev() {
+            let _ = match old {
+                Some(contents) => fs::write(&path, contents),
+                None => fs::remove_file(&path),
+            };
+        }
+        for dir in self.dirs.into_iter().rev() {
+            let _ = fs::remove_dir(&dir);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::plan::{OnConflict, Owner, PlannedFile};
+
+    #[test]
+    fn writes_new_and_changed_files() {
+        let dir = tempfile::tempdir().unwrap();
+        fs::write(
+            dir.path().join("g.txt"),
+            format!("{}\nold", crate::plan::GENERATED_MARKER),
+        )
+        .unwrap();
+        let plan = Plan::new(
+            dir.path(),
+            vec![
+                PlannedFile::new("a/b/c.txt", "c", Owner::Scaffolded),
+                PlannedFile::new("g.txt", "new", Owner::Generated),
+            ],
+            OnConflict::Refuse,
+        )
+        .unwrap();
+        apply(&plan, &mut Shell::captured()).unwrap();
+        assert_eq!(
+            fs::read_to_string(dir.path().join("a/b/c.txt")).unwrap(),
+            "c"
+        );
+        assert_eq!(fs::read_to_string(dir.path().join("g.txt")).unwrap(), "new");
+    }
+
+    #[test]
+    fn failure_midway_restores_everything() {
+        let dir = tempfile::tempdir().unwrap();
+        fs::write(dir.path().join("m.yaml"), "old").unwrap();
+        // A file where a directory must be created makes the last write fail.
+        fs::write(dir.path().join("blocker"), "").unwrap();
+        let plan = Plan::new(
+            dir.path(),
+            vec![
+                PlannedFile::new("m.yaml", "new", Owner::Manifest),
+                PlannedFile::new("new/dir/file", "x", Owner::Scaffolded),
+                PlannedFile::new("blocker/file", "x", Owner::Scaffolded),
+            ],
+            OnConflict::Refuse,
+        )
+        .unwrap();
+        let err = apply(&plan, &mut Shell::captured()).unwrap_err();
+        assert!(format!("{err:#}").contains("nothing was changed"));
+        assert_eq!(
+            fs::read_to_string(dir.path().join("m.yaml")).unwrap(),
+            "old"
+        );
+        assert!(!dir.path().join("new").exists());
+        let mut names: Vec<_> = fs::read_dir(dir.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        names.sort();
+        assert_eq!(names, ["blocker", "m.yaml"]);
+    }
+
+    #[test]
+    fn diff_shows_changed_lines() {
+        let diff = unified_diff("x.txt", "a\nb\n", "a\nc\n");
+        assert!(
+            diff.contains("--- a/x.txt") && diff.contains("+++ b/x.txt"),
+            "{diff}"
+        );
+        assert!(diff.contains("-b\n+c\n"), "{diff}");
+    }
+}

@@ -1,0 +1,142 @@
+//! The command line, as clap parses it. Nothing here is validated beyond its shape: the
+//! commands turn these raw values into the model.
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand};
+
+use crate::model::License;
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "opgen",
+    version,
+    about = "Scaffold and maintain Kubernetes operators in Rust, on kube-rs",
+    long_about = "Scaffold and maintain Kubernetes operators in Rust, on kube-rs.\n\n\
+        Start with `opgen init --domain example.com`, add a custom resource with \
+        `opgen create api --group db --version v1alpha1 --kind MySQLCluster`, and keep \
+        CRDs and RBAC in sync with `opgen generate manifests`."
+)]
+pub struct Cli {
+    /// Print only errors.
+    #[arg(long, short, global = true)]
+    pub quiet: bool,
+
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Scaffold a new operator project
+    Init(InitArgs),
+    /// Add something to the project
+    #[command(subcommand)]
+    Create(CreateCommand),
+    /// Regenerate files from the project's sources
+    #[command(subcommand)]
+    Generate(GenerateCommand),
+    /// Print a shell completion script
+    Completions {
+        /// The shell to complete for
+        shell: clap_complete::Shell,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum CreateCommand {
+    /// Add a custom resource kind (a new version of one) and its controller
+    Api(CreateApiArgs),
+}
+
+#[derive(Debug, Subcommand)]
+pub enum GenerateCommand {
+    /// Regenerate CRDs from the api crate and RBAC from `+opgen:rbac` markers
+    Manifests(ManifestsArgs),
+}
+
+/// Flags every writing command shares.
+#[derive(Debug, Args)]
+pub struct WriteArgs {
+    /// Show what would be created or changed (a diff for changed files), write nothing
+    #[arg(long)]
+    pub dry_run: bool,
+    /// Never prompt: use defaults, and fail naming any required flag that is missing
+    #[arg(long, short = 'y')]
+    pub yes: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct InitArgs {
+    /// Directory to create the project in (default: the current directory)
+    pub dir: Option<PathBuf>,
+    /// Domain of the project's API groups, e.g. example.com
+    #[arg(long)]
+    pub domain: Option<String>,
+    /// Project name (default: the directory's name)
+    #[arg(long)]
+    pub project_name: Option<String>,
+    /// Copyright owner, for the license
+    #[arg(long)]
+    pub owner: Option<String>,
+    /// License of the generated project
+    #[arg(long, value_enum)]
+    pub license: Option<License>,
+    /// Watch only the operator's own namespace (Role instead of ClusterRole)
+    #[arg(long)]
+    pub namespaced: bool,
+    /// Kubernetes version to build against (1.33 to 1.37; default 1.33)
+    #[arg(long, value_name = "1.NN")]
+    pub kubernetes_version: Option<String>,
+    /// Allow a directory that already holds other files (existing files are kept as they are)
+    #[arg(long)]
+    pub force: bool,
+    #[command(flatten)]
+    pub write: WriteArgs,
+}
+
+#[derive(Debug, Args)]
+pub struct CreateApiArgs {
+    /// API group, without the domain, e.g. db
+    #[arg(long)]
+    pub group: Option<String>,
+    /// API version, e.g. v1alpha1
+    #[arg(long)]
+    pub version: Option<String>,
+    /// Kind, in PascalCase, e.g. MySQLCluster
+    #[arg(long)]
+    pub kind: Option<String>,
+    /// Plural resource name (default: the English plural of the lowercase kind)
+    #[arg(long)]
+    pub plural: Option<String>,
+    /// Short name for kubectl (default: the initials of the kind's words)
+    #[arg(long)]
+    pub short_name: Option<String>,
+    /// Whether objects of the kind live in a namespace
+    #[arg(long, value_name = "BOOL", num_args = 0..=1, require_equals = true, default_missing_value = "true")]
+    pub namespaced: Option<bool>,
+    /// Scaffold the kind's Rust types
+    #[arg(long, value_name = "BOOL", num_args = 0..=1, require_equals = true, default_missing_value = "true")]
+    pub resource: Option<bool>,
+    /// Scaffold a controller for the kind
+    #[arg(long, value_name = "BOOL", num_args = 0..=1, require_equals = true, default_missing_value = "true")]
+    pub controller: Option<bool>,
+    /// Make this version the one etcd stores (default: the newest version of the kind)
+    #[arg(long, value_name = "BOOL", num_args = 0..=1, require_equals = true, default_missing_value = "true")]
+    pub storage: Option<bool>,
+    /// Overwrite scaffolded files that already exist (see the diff first with --dry-run)
+    #[arg(long)]
+    pub force: bool,
+    #[command(flatten)]
+    pub write: WriteArgs,
+}
+
+#[derive(Debug, Args)]
+pub struct ManifestsArgs {
+    /// Write nothing; fail and show the diff if the manifests are out of date
+    #[arg(long, conflicts_with = "dry_run")]
+    pub check: bool,
+    /// Show what would change, write nothing
+    #[arg(long)]
+    pub dry_run: bool,
+}

@@ -1,0 +1,102 @@
+//! `opgen init`: scaffolds a new operator project.
+
+use std::path::Path;
+
+use anyhow::{Context as _, bail};
+
+use crate::{
+    cli::InitArgs,
+    model::{Domain, KubernetesVersion, ProjectName},
+    plan::{OnConflict, Plan},
+    project::{self, Project, Scope},
+    prompt::Prompter,
+    scaffold,
+    shell::Shell,
+};
+
+pub fn run(args: InitArgs, shell: &mut Shell) -> anyhow::Result<()> {
+    let cwd = std::env::current_dir().context("cannot read the current directory")?;
+    let dir = match &args.dir {
+        Some(dir) => cwd.join(dir),
+        None => cwd,
+    };
+    check_dir(&dir, args.force)?;
+
+    let prompter = Prompter::new(args.write.yes);
+    let project_name: ProjectName = prompter.value(
+        args.project_name,
+        "--project-name",
+        "Project name",
+        dir.file_name()
+            .map(|name| name.to_string_lossy().into_owned()),
+    )?;
+    let domain: Domain =
+        prompter.value(args.domain, "--domain", "Domain of the API groups", None)?;
+    let kubernetes_version = match args.kubernetes_version {
+        Some(version) => version.parse()?,
+        None => KubernetesVersion::default(),
+    };
+    let scope = if args.namespaced {
+        Scope::Namespace
+    } else {
+        Scope::Cluster
+    };
+    let project = Project::new(
+        project_name,
+        domain,
+        scope,
+        kubernetes_version,
+        args.license.unwrap_or_default(),
+        args.owner,
+    );
+
+    let mut files = scaffold::project_files(&project)?;
+    files.extend(scaffold::generated_files(&project)?);
+    files.extend(crate::manifests::initial_files(&project)?);
+    let on_conflict = if args.force {
+        OnConflict::Keep
+    } else {
+        OnConflict::Refuse
+    };
+    let plan = Plan::new(&dir, files, on_conflict)?;
+    super::write(&plan, args.write.dry_run, shell)?;
+    if !args.write.dry_run {
+        shell.print(&next_steps(args.dir.as_deref()));
+    }
+    Ok(())
+}
+
+/// Refuses a directory that is a project already, and one with other files unless `force`.
+fn check_dir(dir: &Path, force: bool) -> anyhow::Result<()> {
+    for marker in [project::FILE_NAME, "Cargo.toml"] {
+        if dir.join(marker).exists() {
+            bail!(
+                "{} already holds a {marker}, so it is a project already; opgen init will not touch it\n\nAdd an API to an opgen project with `opgen create api`, or choose a new directory: `opgen init <DIR>`",
+                dir.display()
+            );
+        }
+    }
+    if force || !dir.exists() {
+        return Ok(());
+    }
+    let mut entries =
+        std::fs::read_dir(dir).with_context(|| format!("cannot read {}", dir.display()))?;
+    // A fresh `git init` is the one thing expected in a new project's directory.
+    if entries.any(|entry| entry.is_ok_and(|e| e.file_name() != ".git")) {
+        bail!(
+            "{} is not empty\n\nPass --force to scaffold into it anyway (files that exist are kept as they are), or choose an empty directory",
+            dir.display()
+        );
+    }
+    Ok(())
+}
+
+fn next_steps(given: Option<&Path>) -> String {
+    let cd = match given {
+        Some(given) => format!("  cd {}\n", given.display()),
+        None => String::new(),
+    };
+    format!(
+        "\nCreated an operator project. Next steps:\n{cd}  opgen create api --group <group> --version v1alpha1 --kind <Kind>\n  cargo build\n  make run      # runs the operator against your current kubeconfig context\n"
+    )
+}

@@ -1,0 +1,57 @@
+//! opgen scaffolds and maintains Kubernetes operators written in Rust on kube-rs, the way
+//! Kubebuilder does for Go.
+//!
+//! Data flows one way: [`cli`] parses arguments, [`model`] validates them, [`scaffold`] and
+//! [`manifests`] render the files a command wants into a [`plan::Plan`], and [`apply`]
+//! prints it (`--dry-run`) or writes it atomically.
+
+pub mod apply;
+pub mod cli;
+pub mod commands;
+pub mod manifests;
+pub mod model;
+pub mod plan;
+pub mod project;
+pub mod prompt;
+pub mod scaffold;
+pub mod shell;
+pub mod templates;
+
+use std::process::ExitCode;
+
+use clap::{CommandFactory, Parser};
+
+use cli::{Cli, Command, CreateCommand, GenerateCommand};
+use shell::Shell;
+
+/// Runs opgen with the process's arguments and returns its exit code.
+pub fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let mut shell = Shell::stdio(cli.quiet);
+    match run(cli.command, &mut shell) {
+        Ok(code) => code,
+        Err(err) => {
+            eprintln!("error: {err}");
+            for cause in err.chain().skip(1) {
+                eprintln!("  caused by: {cause}");
+            }
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn run(command: Command, shell: &mut Shell) -> anyhow::Result<ExitCode> {
+    match command {
+        Command::Init(args) => commands::init::run(args, shell)?,
+        Command::Create(CreateCommand::Api(args)) => commands::create_api::run(args, shell)?,
+        Command::Generate(GenerateCommand::Manifests(args)) => {
+            return commands::generate_manifests::run(args, shell);
+        }
+        Command::Completions { shell: target } => {
+            let mut out = Vec::new();
+            clap_complete::generate(target, &mut Cli::command(), "opgen", &mut out);
+            shell.print(&String::from_utf8_lossy(&out));
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}

@@ -1,0 +1,1 @@
+//! `// +opgen:rbac:` markers (placeholder until the marker parser lands).

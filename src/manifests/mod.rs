@@ -1,0 +1,23 @@
+//! `generate manifests`' outputs: CRDs from the api crate's `crdgen`, and the manager role
+//! from the controllers' `+opgen:rbac` markers.
+
+pub mod markers;
+pub mod rbac;
+
+use crate::{
+    plan::{Owner, PlannedFile},
+    project::Project,
+};
+
+/// Where the manager role lives.
+pub const ROLE_FILE: &str = "config/rbac/role.yaml";
+
+/// The manifests of a project with no kinds yet: a manager role without rules, so that
+/// `kubectl kustomize config/default` renders before the first `generate manifests`.
+pub fn initial_files(project: &Project) -> anyhow::Result<Vec<PlannedFile>> {
+    Ok(vec![PlannedFile::new(
+        ROLE_FILE,
+        rbac::render_role(&[], project),
+        Owner::Manifest,
+    )])
+}

@@ -1,0 +1,72 @@
+//! The validated model: every raw string from the command line or `PROJECT` becomes one of
+//! these types exactly once, and every derived name (plural, module, file, RBAC resource, CRD
+//! name) is a method here, so that all generated files agree with each other.
+
+mod dns;
+mod domain;
+mod group;
+mod kind;
+mod kubernetes_version;
+mod license;
+mod project_name;
+mod resource;
+mod resource_name;
+mod rust_ident;
+mod version;
+
+pub use domain::Domain;
+pub use group::Group;
+pub use kind::Kind;
+pub use kubernetes_version::KubernetesVersion;
+pub use license::License;
+pub use project_name::ProjectName;
+pub use resource::Resource;
+pub use resource_name::ResourceName;
+pub use version::Version;
+
+/// Why a value given on the command line or in `PROJECT` is not acceptable.
+///
+/// Every message names the rule that was broken and, where one exists, the way out.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("invalid {what} `{value}`: {problem}")]
+pub struct InvalidValue {
+    pub what: &'static str,
+    pub value: String,
+    pub problem: String,
+}
+
+impl InvalidValue {
+    pub(crate) fn new(what: &'static str, value: &str, problem: impl Into<String>) -> Self {
+        Self {
+            what,
+            value: value.to_owned(),
+            problem: problem.into(),
+        }
+    }
+}
+
+/// Implements the traits every model type shares: it displays, compares and (de)serializes as
+/// the string it was parsed from, and parses through `FromStr`.
+macro_rules! string_newtype {
+    ($ty:ident) => {
+        impl std::fmt::Display for $ty {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str(self.as_str())
+            }
+        }
+
+        impl serde::Serialize for $ty {
+            fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+                serializer.serialize_str(self.as_str())
+            }
+        }
+
+        impl<'de> serde::Deserialize<'de> for $ty {
+            fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+                let raw = String::deserialize(deserializer)?;
+                raw.parse().map_err(serde::de::Error::custom)
+            }
+        }
+    };
+}
+pub(crate) use string_newtype;

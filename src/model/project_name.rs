@@ -1,0 +1,111 @@
+use std::str::FromStr;
+
+use heck::ToSnakeCase;
+
+use super::{InvalidValue, dns, rust_ident, string_newtype};
+
+/// The operator's name: a DNS-1123 label (it prefixes every Kubernetes object the operator
+/// deploys) that is also a valid crate name (it names the Cargo packages).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ProjectName(String);
+
+/// Crate names cargo itself refuses, beyond Rust keywords.
+const RESERVED_CRATE_NAMES: &[&str] = &["alloc", "core", "proc-macro", "std", "test"];
+
+impl FromStr for ProjectName {
+    type Err = InvalidValue;
+
+    fn from_str(value: &str) -> Result<Self, Self::Err> {
+        let invalid = |problem: String| InvalidValue::new("project name", value, problem);
+        if let Some(problem) = dns::label_problem(value) {
+            return Err(invalid(format!(
+                "{problem} (a project name must be a DNS-1123 label); choose another with --project-name"
+            )));
+        }
+        if !value.starts_with(|c: char| c.is_ascii_lowercase()) {
+            return Err(invalid(
+                "a crate name must start with a letter; choose another with --project-name".into(),
+            ));
+        }
+        if rust_ident::is_keyword(&value.to_snake_case()) || RESERVED_CRATE_NAMES.contains(&value) {
+            return Err(invalid(
+                "it is reserved by Rust or cargo; choose another with --project-name".into(),
+            ));
+        }
+        if value.len() > 40 {
+            // Kustomize prefixes object names with `<name>-`; a long prefix pushes names of
+            // roles and bindings past the 63-character limit of labels that hold them.
+            return Err(invalid(format!(
+                "it is {} characters long; keep it to 40 so the names of deployed objects stay valid",
+                value.len()
+            )));
+        }
+        Ok(Self(value.to_owned()))
+    }
+}
+
+impl ProjectName {
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+
+    /// The identifier Rust code uses for the manager crate.
+    pub fn crate_ident(&self) -> String {
+        self.0.replace('-', "_")
+    }
+
+    /// The package holding the custom resource types.
+    pub fn api_crate(&self) -> String {
+        format!("{}-api", self.0)
+    }
+
+    /// The identifier Rust code uses for the api crate.
+    pub fn api_crate_ident(&self) -> String {
+        self.api_crate().replace('-', "_")
+    }
+
+    /// The namespace the manager is deployed into, as Kubebuilder names it.
+    pub fn system_namespace(&self) -> String {
+        format!("{}-system", self.0)
+    }
+}
+
+string_newtype!(ProjectName);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn accepts_a_dns_label_that_is_a_crate_name() {
+        let name: ProjectName = "demo-operator".parse().unwrap();
+        assert_eq!(name.crate_ident(), "demo_operator");
+        assert_eq!(name.api_crate(), "demo-operator-api");
+        assert_eq!(name.api_crate_ident(), "demo_operator_api");
+        assert_eq!(name.system_namespace(), "demo-operator-system");
+    }
+
+    #[test]
+    fn refuses_bad_names_with_the_way_out() {
+        for (bad, why) in [
+            ("Demo", "`D` is not allowed"),
+            ("demo_op", "`_` is not allowed"),
+            ("1demo", "must start with a letter"),
+            ("-demo", "start and end"),
+            ("type", "reserved"),
+            ("test", "reserved"),
+            ("", "empty"),
+        ] {
+            let err = bad.parse::<ProjectName>().unwrap_err().to_string();
+            assert!(err.contains(why), "{bad}: {err}");
+            assert!(err.contains("--project-name"), "{bad}: {err}");
+        }
+        assert!(
+            "a".repeat(41)
+                .parse::<ProjectName>()
+                .unwrap_err()
+                .to_string()
+                .contains("40")
+        );
+    }
+}

@@ -1,0 +1,83 @@
+use serde::{Deserialize, Serialize};
+
+use super::{Domain, Group, Kind, ResourceName, Version};
+
+/// One version of one kind, as `PROJECT` records it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct Resource {
+    pub group: Group,
+    pub version: Version,
+    pub kind: Kind,
+    pub plural: ResourceName,
+    pub short_name: ResourceName,
+    pub namespaced: bool,
+    /// This version's types are the ones the kind's controller watches (`--controller`).
+    pub controller: bool,
+    /// The version etcd stores; exactly one version of each kind has it.
+    pub storage: bool,
+}
+
+impl Resource {
+    /// Whether `self` and `other` are versions of the same kind.
+    pub fn same_kind(&self, other: &Resource) -> bool {
+        self.group == other.group && self.kind == other.kind
+    }
+
+    /// The API group as Kubernetes knows it: `db.example.com`.
+    pub fn qualified_group(&self, domain: &Domain) -> String {
+        self.group.qualified(domain)
+    }
+
+    /// The CRD's name: `mysqlclusters.db.example.com`.
+    pub fn crd_name(&self, domain: &Domain) -> String {
+        format!("{}.{}", self.plural, self.qualified_group(domain))
+    }
+
+    /// Where `generate manifests` writes the kind's CRD, as Kubebuilder names it.
+    pub fn crd_file(&self, domain: &Domain) -> String {
+        format!(
+            "config/crd/bases/{}_{}.yaml",
+            self.qualified_group(domain),
+            self.plural
+        )
+    }
+
+    /// The Rust types of this version, in the api crate.
+    pub fn api_file(&self) -> String {
+        format!(
+            "api/src/{}/{}/{}.rs",
+            self.group.module(),
+            self.version,
+            self.kind.module()
+        )
+    }
+
+    /// The kind's controller (one per kind, whatever the number of versions).
+    pub fn controller_file(&self) -> String {
+        format!(
+            "src/controllers/{}/{}.rs",
+            self.group.module(),
+            self.kind.module()
+        )
+    }
+
+    pub fn sample_file(&self) -> String {
+        format!(
+            "config/samples/{}_{}_{}.yaml",
+            self.group,
+            self.version,
+            self.kind.singular()
+        )
+    }
+
+    /// The editor and viewer ClusterRoles for users of the kind. Named with the group, as
+    /// Kubebuilder's multi-group layout does, so equal kinds in two groups never clash.
+    pub fn role_file(&self, role: &str) -> String {
+        format!(
+            "config/rbac/{}_{}_{role}_role.yaml",
+            self.group,
+            self.kind.singular()
+        )
+    }
+}

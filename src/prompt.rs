@@ -1,0 +1,77 @@
+//! Asking for values the command line left out: on a terminal, dialoguer prompts with the
+//! default shown; elsewhere (CI, tests, `--yes`) the default is used or the missing flag is
+//! named. Nothing ever waits for input that cannot come.
+
+use std::{fmt::Display, io::IsTerminal, str::FromStr};
+
+use anyhow::bail;
+
+pub struct Prompter {
+    interactive: bool,
+}
+
+impl Prompter {
+    /// Prompts only when both stdin and stderr are terminals and `--yes` was not given.
+    pub fn new(yes: bool) -> Self {
+        Self {
+            interactive: !yes && std::io::stdin().is_terminal() && std::io::stderr().is_terminal(),
+        }
+    }
+
+    /// The value of `flag`: as given, else asked for, else `default`, else an error naming
+    /// the flag. A given or default value that does not parse is an error, never re-asked.
+    pub fn value<T>(
+        &self,
+        given: Option<String>,
+        flag: &str,
+        label: &str,
+        default: Option<String>,
+    ) -> anyhow::Result<T>
+    where
+        T: FromStr,
+        T::Err: Display + std::error::Error + Send + Sync + 'static,
+    {
+        if let Some(given) = given {
+            return Ok(given.parse()?);
+        }
+        if self.interactive {
+            return ask(label, default);
+        }
+        match default {
+            Some(default) => Ok(default.parse()?),
+            None => bail!(
+                "missing {flag} ({label})\n\nPass it on the command line, e.g. `{flag} {}`, or run opgen on a terminal to be asked",
+                example(flag)
+            ),
+        }
+    }
+}
+
+fn ask<T>(label: &str, default: Option<String>) -> anyhow::Result<T>
+where
+    T: FromStr,
+    T::Err: Display,
+{
+    let theme = dialoguer::theme::SimpleTheme;
+    let mut input = dialoguer::Input::<String>::with_theme(&theme).with_prompt(label);
+    if let Some(default) = default {
+        input = input.default(default);
+    }
+    let answer = input
+        .validate_with(|text: &String| text.parse::<T>().map(|_| ()).map_err(|err| err.to_string()))
+        .interact_text()?;
+    answer
+        .parse()
+        .map_err(|err: T::Err| anyhow::anyhow!("{err}"))
+}
+
+/// An example value for each flag that can be asked for.
+fn example(flag: &str) -> &'static str {
+    match flag {
+        "--domain" => "example.com",
+        "--group" => "db",
+        "--version" => "v1alpha1",
+        "--kind" => "MySQLCluster",
+        _ => "VALUE",
+    }
+}

@@ -1,0 +1,147 @@
+//! What opgen writes: the files of a new project, the files of a new resource, and the
+//! generated files that are rebuilt from `PROJECT` after every change to it.
+
+pub mod values;
+
+use crate::{
+    model::Resource,
+    plan::{Owner, PlannedFile},
+    project::{self, Project},
+    templates::Templates,
+};
+use values::{KindValues, ProjectValues, ResourceValues};
+
+/// The scaffolded files of a new project: everything under `templates/project/`, at the same
+/// path, plus the license.
+pub fn project_files(project: &Project) -> anyhow::Result<Vec<PlannedFile>> {
+    let templates = Templates::get();
+    let values = ProjectValues::new(project);
+    let mut files = templates
+        .names_under("project/")
+        .map(|name| {
+            let path = name.trim_start_matches("project/");
+            Ok(PlannedFile::new(
+                path,
+                templates.render(name, &values)?,
+                Owner::Scaffolded,
+            ))
+        })
+        .collect::<anyhow::Result<Vec<_>>>()?;
+    if let Some(license) = values::license_template(project.license) {
+        files.push(PlannedFile::new(
+            "LICENSE",
+            templates.render(license, &values)?,
+            Owner::Scaffolded,
+        ));
+    }
+    Ok(files)
+}
+
+/// The files opgen owns, rebuilt from `PROJECT`: the api crate's module tree and CRD list,
+/// the controllers' module tree, and the kustomizations that list per-kind files.
+pub fn generated_files(project: &Project) -> anyhow::Result<Vec<PlannedFile>> {
+    let templates = Templates::get();
+    let values = ProjectValues::new(project);
+    let mut files = vec![PlannedFile::new(
+        project::FILE_NAME,
+        project.render(),
+        Owner::Generated,
+    )];
+    for name in templates.names_under("generated/") {
+        let path = name.trim_start_matches("generated/");
+        files.push(PlannedFile::new(
+            path,
+            templates.render(name, &values)?,
+            Owner::Generated,
+        ));
+    }
+    for group in &values.groups {
+        #[derive(serde::Serialize)]
+        struct GroupFile<'a> {
+            project: &'a ProjectValues,
+            group: &'a values::GroupValues,
+        }
+        let group_values = GroupFile {
+            project: &values,
+            group,
+        };
+        files.push(PlannedFile::new(
+            format!("api/src/{}/mod.rs", group.module),
+            templates.render("group/api_group_mod.rs", &group_values)?,
+            Owner::Generated,
+        ));
+        for version in &group.versions {
+            #[derive(serde::Serialize)]
+            struct VersionFile<'a> {
+                project: &'a ProjectValues,
+                version: &'a values::GroupVersionValues,
+            }
+            files.push(PlannedFile::new(
+                format!("api/src/{}/{}/mod.rs", group.module, version.version),
+                templates.render(
+                    "group/api_version_mod.rs",
+                    &VersionFile {
+                        project: &values,
+                        version,
+                    },
+                )?,
+                Owner::Generated,
+            ));
+        }
+        if !group.controllers.is_empty() {
+            files.push(PlannedFile::new(
+                format!("src/controllers/{}/mod.rs", group.module),
+                templates.render("group/controllers_group_mod.rs", &group_values)?,
+                Owner::Generated,
+            ));
+        }
+    }
+    Ok(files)
+}
+
+/// What `create api` scaffolds for one resource.
+#[derive(Debug, Clone, Copy)]
+pub struct ResourceParts {
+    /// The version's Rust types and sample.
+    pub types: bool,
+    /// The kind's controller.
+    pub controller: bool,
+    /// The kind's editor and viewer roles (once per kind, with its first version).
+    pub roles: bool,
+}
+
+pub fn resource_files(
+    project: &Project,
+    resource: &Resource,
+    parts: ResourceParts,
+) -> anyhow::Result<Vec<PlannedFile>> {
+    let templates = Templates::get();
+    let project_values = ProjectValues::new(project);
+    let values = ResourceValues {
+        project: &project_values,
+        kind: KindValues::new(project, resource),
+        version: resource.version.to_string(),
+    };
+    let mut wanted: Vec<(&str, String)> = Vec::new();
+    if parts.types {
+        wanted.push(("resource/types.rs", resource.api_file()));
+        wanted.push(("resource/sample.yaml", resource.sample_file()));
+    }
+    if parts.controller {
+        wanted.push(("resource/controller.rs", resource.controller_file()));
+    }
+    if parts.roles {
+        wanted.push(("resource/editor_role.yaml", resource.role_file("editor")));
+        wanted.push(("resource/viewer_role.yaml", resource.role_file("viewer")));
+    }
+    wanted
+        .into_iter()
+        .map(|(template, path)| {
+            Ok(PlannedFile::new(
+                path,
+                templates.render(template, &values)?,
+                Owner::Scaffolded,
+            ))
+        })
+        .collect()
+}

@@ -1,0 +1,220 @@
+//! The values templates see: every name a template prints is computed here, once, from the
+//! validated model.
+
+use serde::Serialize;
+
+use crate::{
+    model::{License, Resource},
+    project::Project,
+};
+
+#[derive(Debug, Serialize)]
+pub struct ProjectValues {
+    /// `demo-operator`
+    pub name: String,
+    /// `demo_operator`
+    pub crate_ident: String,
+    /// `demo-operator-api`
+    pub api_crate: String,
+    /// `demo_operator_api`
+    pub api_crate_ident: String,
+    pub domain: String,
+    /// The operator watches only its own namespace.
+    pub namespaced: bool,
+    /// k8s-openapi's version feature, `v1_33`.
+    pub k8s_feature: String,
+    /// `1.33`
+    pub k8s_version: String,
+    /// SPDX identifier, absent without a license.
+    pub license: Option<&'static str>,
+    pub owner: String,
+    /// `demo-operator-system`
+    pub system_namespace: String,
+    pub opgen_version: &'static str,
+    pub kinds: Vec<KindValues>,
+    pub groups: Vec<GroupValues>,
+}
+
+/// One kind, whatever its number of versions.
+#[derive(Debug, Serialize)]
+pub struct KindValues {
+    /// `MySQLCluster`
+    pub kind: String,
+    /// `db`
+    pub group: String,
+    /// `db`, as a Rust module
+    pub group_module: String,
+    /// `db.example.com`
+    pub qualified_group: String,
+    /// `my_sql_cluster`
+    pub module: String,
+    pub plural: String,
+    pub singular: String,
+    pub short_name: String,
+    pub namespaced: bool,
+    /// `mysqlclusters.db.example.com`
+    pub crd_name: String,
+    /// The CRD file relative to `config/crd`.
+    pub crd_file: String,
+    /// The sample file of the stored version, relative to `config/samples`.
+    pub sample_file: String,
+    /// Editor and viewer role files, relative to `config/rbac`.
+    pub editor_role_file: String,
+    pub viewer_role_file: String,
+    /// `demo-operator` object-name stem of the editor/viewer roles: `db-mysqlcluster`.
+    pub role_stem: String,
+    /// Every version, oldest first by Kubernetes priority.
+    pub versions: Vec<String>,
+    pub storage_version: String,
+    /// The version the controller watches, when the kind has a controller.
+    pub controller_version: Option<String>,
+    /// Sample files of every version, relative to `config/samples`.
+    pub sample_files: Vec<String>,
+}
+
+#[derive(Debug, Serialize)]
+pub struct GroupValues {
+    pub group: String,
+    pub module: String,
+    pub versions: Vec<GroupVersionValues>,
+    /// Kinds of the group that have a controller, by module.
+    pub controllers: Vec<String>,
+}
+
+#[derive(Debug, Serialize)]
+pub struct GroupVersionValues {
+    pub version: String,
+    /// Kind modules defined in this version.
+    pub kinds: Vec<String>,
+}
+
+/// The values of one resource being scaffolded, with its project.
+#[derive(Debug, Serialize)]
+pub struct ResourceValues<'a> {
+    pub project: &'a ProjectValues,
+    pub kind: KindValues,
+    /// The version whose files are being written.
+    pub version: String,
+}
+
+impl ProjectValues {
+    pub fn new(project: &Project) -> Self {
+        let name = &project.project_name;
+        let kinds = project
+            .kinds()
+            .map(|r| KindValues::new(project, r))
+            .collect();
+        Self {
+            name: name.to_string(),
+            crate_ident: name.crate_ident(),
+            api_crate: name.api_crate(),
+            api_crate_ident: name.api_crate_ident(),
+            domain: project.domain.to_string(),
+            namespaced: project.namespaced(),
+            k8s_feature: project.kubernetes_version.feature(),
+            k8s_version: project.kubernetes_version.to_string(),
+            license: project.license.spdx(),
+            owner: project.owner.clone().unwrap_or_default(),
+            system_namespace: name.system_namespace(),
+            opgen_version: env!("CARGO_PKG_VERSION"),
+            kinds,
+            groups: groups(project),
+        }
+    }
+}
+
+impl KindValues {
+    pub fn new(project: &Project, resource: &Resource) -> Self {
+        let domain = &project.domain;
+        let mut versions: Vec<&Resource> = project.versions_of(resource).collect();
+        versions.sort_by(|a, b| a.version.cmp(&b.version));
+        let storage = versions
+            .iter()
+            .find(|r| r.storage)
+            .copied()
+            .unwrap_or(resource);
+        let strip = |path: String, folder: &str| path.trim_start_matches(folder).to_owned();
+        Self {
+            kind: resource.kind.to_string(),
+            group: resource.group.to_string(),
+            group_module: resource.group.module(),
+            qualified_group: resource.qualified_group(domain),
+            module: resource.kind.module(),
+            plural: resource.plural.to_string(),
+            singular: resource.kind.singular(),
+            short_name: resource.short_name.to_string(),
+            namespaced: resource.namespaced,
+            crd_name: resource.crd_name(domain),
+            crd_file: strip(resource.crd_file(domain), "config/crd/"),
+            sample_file: strip(storage.sample_file(), "config/samples/"),
+            editor_role_file: strip(resource.role_file("editor"), "config/rbac/"),
+            viewer_role_file: strip(resource.role_file("viewer"), "config/rbac/"),
+            role_stem: format!("{}-{}", resource.group, resource.kind.singular()),
+            versions: versions.iter().map(|r| r.version.to_string()).collect(),
+            storage_version: storage.version.to_string(),
+            controller_version: versions
+                .iter()
+                .find(|r| r.controller)
+                .map(|r| r.version.to_string()),
+            sample_files: versions
+                .iter()
+                .map(|r| strip(r.sample_file(), "config/samples/"))
+                .collect(),
+        }
+    }
+}
+
+/// The groups of the project, sorted by name, with their versions and controllers.
+fn groups(project: &Project) -> Vec<GroupValues> {
+    let mut names: Vec<_> = project.resources.iter().map(|r| r.group.clone()).collect();
+    names.sort();
+    names.dedup();
+    names
+        .into_iter()
+        .map(|group| {
+            let in_group: Vec<&Resource> = project
+                .resources
+                .iter()
+                .filter(|r| r.group == group)
+                .collect();
+            let mut versions: Vec<_> = in_group.iter().map(|r| r.version.clone()).collect();
+            versions.sort();
+            versions.dedup();
+            let mut controllers: Vec<String> = in_group
+                .iter()
+                .filter(|r| r.controller)
+                .map(|r| r.kind.module())
+                .collect();
+            controllers.sort();
+            GroupValues {
+                module: group.module(),
+                versions: versions
+                    .into_iter()
+                    .map(|version| {
+                        let mut kinds: Vec<String> = in_group
+                            .iter()
+                            .filter(|r| r.version == version)
+                            .map(|r| r.kind.module())
+                            .collect();
+                        kinds.sort();
+                        GroupVersionValues {
+                            version: version.to_string(),
+                            kinds,
+                        }
+                    })
+                    .collect(),
+                controllers,
+                group: group.to_string(),
+            }
+        })
+        .collect()
+}
+
+/// The license text's template, if the project has a license.
+pub fn license_template(license: License) -> Option<&'static str> {
+    match license {
+        License::Apache2 => Some("license/apache2"),
+        License::Mit => Some("license/mit"),
+        License::None => None,
+    }
+}

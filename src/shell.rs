@@ -1,0 +1,107 @@
+//! Where opgen's messages go: cargo-style status lines (`    Creating src/main.rs`) on
+//! stderr, coloured on a terminal; diffs and listings on stdout. Tests capture both.
+
+use std::io::{IsTerminal, Write};
+#[cfg(test)]
+use std::sync::{Arc, Mutex};
+
+use anstyle::{AnsiColor, Style};
+
+pub struct Shell {
+    out: Box<dyn Write>,
+    err: Box<dyn Write>,
+    color: bool,
+    quiet: bool,
+}
+
+const VERB: Style = AnsiColor::Green.on_default().bold();
+const NOTE: Style = AnsiColor::Cyan.on_default().bold();
+
+impl Shell {
+    /// The process's stdout and stderr; colour only when stderr is a terminal and `NO_COLOR`
+    /// is not set.
+    pub fn stdio(quiet: bool) -> Self {
+        let color = std::io::stderr().is_terminal() && std::env::var_os("NO_COLOR").is_none();
+        Self {
+            out: Box::new(std::io::stdout()),
+            err: Box::new(std::io::stderr()),
+            color,
+            quiet,
+        }
+    }
+
+    /// A shell whose output is kept in memory; for tests.
+    #[cfg(test)]
+    pub fn captured() -> Self {
+        Self::to_buffers(Buffer::default(), Buffer::default())
+    }
+
+    #[cfg(test)]
+    pub fn to_buffers(out: Buffer, err: Buffer) -> Self {
+        Self {
+            out: Box::new(out),
+            err: Box::new(err),
+            color: false,
+            quiet: false,
+        }
+    }
+
+    /// Whether stderr is an interactive terminal (for progress bars).
+    pub fn is_terminal(&self) -> bool {
+        self.color
+    }
+
+    /// `    Creating path`: a right-aligned verb, as cargo prints it.
+    pub fn status(&mut self, verb: &str, message: &str) {
+        if self.quiet {
+            return;
+        }
+        let _ = if self.color {
+            writeln!(self.err, "{VERB}{verb:>12}{VERB:#} {message}")
+        } else {
+            writeln!(self.err, "{verb:>12} {message}")
+        };
+    }
+
+    /// A line of explanation on stderr.
+    pub fn note(&mut self, message: &str) {
+        if self.quiet {
+            return;
+        }
+        let _ = if self.color {
+            writeln!(self.err, "{NOTE}note{NOTE:#}: {message}")
+        } else {
+            writeln!(self.err, "note: {message}")
+        };
+    }
+
+    /// Text on stdout: the output a user may pipe (diffs, completions, next steps).
+    pub fn print(&mut self, text: &str) {
+        let _ = self.out.write_all(text.as_bytes());
+        let _ = self.out.flush();
+    }
+}
+
+/// A shared in-memory writer, for tests that look at what a shell printed.
+#[cfg(test)]
+#[derive(Clone, Default)]
+pub struct Buffer(Arc<Mutex<Vec<u8>>>);
+
+#[cfg(test)]
+impl Buffer {
+    pub fn text(&self) -> String {
+        String::from_utf8(self.0.lock().unwrap().clone()).unwrap()
+    }
+}
+
+#[cfg(test)]
+impl Write for Buffer {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0.lock().unwrap().extend_from_slice(buf);
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}

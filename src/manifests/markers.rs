@@ -1,1 +1,812 @@
-//! `// +opgen:rbac:` markers (placeholder until the marker parser lands).
+//! `// +opgen:rbac:` markers: the permissions a controller needs, written next to the code
+//! that needs them, in Kubebuilder's syntax with opgen's prefix:
+//!
+//! ```text
+//! // +opgen:rbac:groups=apps;"",resources=deployments;services,verbs=get;list;watch
+//! ```
+//!
+//! Keys are separated by `,`, list items by `;`. A marker is a line that is a `//` comment
+//! (`///` and `//!` too) whose text starts with `+opgen:`; `+opgen:` anywhere else in a line
+//! is prose and ignored. Every marker must parse: a typo in a permission would otherwise
+//! surface only as a `forbidden` error in the cluster, far from its cause.
+
+use std::{fmt, path::Path};
+
+use anyhow::Context as _;
+
+use super::rbac::Rule;
+use crate::project::Project;
+
+/// Where the markers are read from, relative to the project root.
+pub const CONTROLLERS_DIR: &str = "src/controllers";
+
+const PREFIX: &str = "+opgen:";
+
+/// The keys an `rbac` marker takes, as Kubebuilder spells them.
+const KEYS: [&str; 6] = [
+    "groups",
+    "resources",
+    "verbs",
+    "namespace",
+    "resourceNames",
+    "urls",
+];
+
+/// Verbs of rules on resources. Beyond the eight everyday verbs, Kubernetes checks a few
+/// verbs on specific resources (`bind` and `escalate` on roles, `impersonate` on users, `use`,
+/// `approve` and `sign` on signers); an operator that manages those needs them.
+const RESOURCE_VERBS: [&str; 15] = [
+    "get",
+    "list",
+    "watch",
+    "create",
+    "update",
+    "patch",
+    "delete",
+    "deletecollection",
+    "bind",
+    "escalate",
+    "impersonate",
+    "use",
+    "approve",
+    "sign",
+    "*",
+];
+
+/// Verbs of rules on non-resource URLs: the request's HTTP method, lowercased.
+const URL_VERBS: [&str; 7] = ["get", "post", "put", "patch", "delete", "head", "*"];
+
+/// One `+opgen:rbac` marker and where it was found, so that later checks can point at it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Marker {
+    pub place: Place,
+    pub rule: Rule,
+}
+
+/// A marker's file (relative to the project root), line and text.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Place {
+    pub file: String,
+    pub line: usize,
+    pub text: String,
+}
+
+/// A marker that cannot be used, with where it is and why.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{}:{}: {problem}\n  {}{}", .place.file, .place.line, .place.text, Hint(.problem))]
+pub struct MarkerError {
+    pub place: Place,
+    pub problem: Problem,
+}
+
+/// What is wrong with a marker.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum Problem {
+    #[error("unknown marker `+opgen:{0}`")]
+    UnknownMarker(String),
+    #[error("the marker has no arguments")]
+    NoArguments,
+    #[error("`{0}` is not a `key=value` pair in marker")]
+    NotKeyValue(String),
+    #[error("the marker has an empty `,`-separated part")]
+    EmptyPart,
+    #[error("unknown key `{0}` in marker")]
+    UnknownKey(String),
+    #[error("key `{0}` is given twice in marker")]
+    DuplicateKey(&'static str),
+    #[error("key `{0}` is missing from marker")]
+    MissingKey(&'static str),
+    #[error("`{key}` has an empty item in marker")]
+    EmptyItem { key: &'static str },
+    #[error("`{key}` takes one value, not a list, in marker")]
+    NotSingle { key: &'static str },
+    #[error("invalid {key} `{value}` in marker: {why}")]
+    InvalidValue {
+        key: &'static str,
+        value: String,
+        why: &'static str,
+    },
+    #[error("unknown verb `{verb}` in marker")]
+    UnknownVerb { verb: String, urls: bool },
+    #[error("a marker grants either `resources` or `urls`, not both")]
+    UrlsWithResources,
+    #[error("`urls` cannot be combined with `namespace`: a Role cannot grant URLs")]
+    UrlsWithNamespace,
+    #[error(
+        "`urls` grants non-resource URLs, which only a ClusterRole can, but this project is namespaced, so its manager role is a Role"
+    )]
+    UrlsInNamespacedProject,
+}
+
+/// The line of advice under a marker error, when there is one.
+struct Hint<'a>(&'a Problem);
+
+impl fmt::Display for Hint<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let hint = match self.0 {
+            Problem::UnknownMarker(_) | Problem::NoArguments => {
+                "The one opgen marker is `+opgen:rbac:groups=…,resources=…,verbs=…`".to_owned()
+            }
+            Problem::NotKeyValue(_) | Problem::UnknownKey(_) => {
+                format!("Expected keys: {}", KEYS.join(", "))
+            }
+            Problem::MissingKey("groups") => {
+                "Name the API groups; the core group (pods, services, …) is `groups=\"\"`".to_owned()
+            }
+            Problem::MissingKey(_) => {
+                "A marker needs `resources` (or `urls`) and `verbs`".to_owned()
+            }
+            Problem::EmptyItem { .. } | Problem::EmptyPart => {
+                "Separate items with a single `;`; write the core group as `\"\"`".to_owned()
+            }
+            Problem::UnknownVerb { urls, .. } => {
+                let verbs = if *urls { &URL_VERBS[..] } else { &RESOURCE_VERBS[..] };
+                format!("Expected verbs: {}", verbs.join(", "))
+            }
+            Problem::UrlsWithResources => {
+                "Write one marker for the resources and another for the URLs".to_owned()
+            }
+            Problem::UrlsInNamespacedProject => {
+                "Remove the marker, or make the project cluster-wide (`operatorScope: cluster` in PROJECT)".to_owned()
+            }
+            Problem::DuplicateKey(_)
+            | Problem::NotSingle { .. }
+            | Problem::InvalidValue { .. }
+            | Problem::UrlsWithNamespace => return Ok(()),
+        };
+        write!(f, "\n{hint}")
+    }
+}
+
+/// Every problem found, so that one run reports all of them.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{}", display_all(.0))]
+pub struct InvalidMarkers(pub Vec<MarkerError>);
+
+fn display_all(errors: &[MarkerError]) -> String {
+    errors
+        .iter()
+        .map(ToString::to_string)
+        .collect::<Vec<_>>()
+        .join("\n\n")
+}
+
+/// Reads the markers of every `.rs` file under `src/controllers/` (in path order, so that
+/// messages come out the same on every run), checks them against the project's scope and
+/// returns their rules.
+pub fn read_controllers(root: &Path, project: &Project) -> anyhow::Result<Vec<Rule>> {
+    let dir = root.join(CONTROLLERS_DIR);
+    if !dir.exists() {
+        return Ok(Vec::new());
+    }
+    let mut markers = Vec::new();
+    let mut errors = Vec::new();
+    for entry in walkdir::WalkDir::new(&dir).sort_by_file_name() {
+        let entry = entry.with_context(|| format!("cannot read {}", dir.display()))?;
+        let path = entry.path();
+        if !entry.file_type().is_file() || path.extension().is_none_or(|ext| ext != "rs") {
+            continue;
+        }
+        let text = crate::plan::read_to_string(path)?;
+        let relative = path
+            .strip_prefix(root)
+            .expect("walkdir yields paths under its root");
+        let file = relative
+            .components()
+            .map(|part| part.as_os_str().to_string_lossy())
+            .collect::<Vec<_>>()
+            .join("/");
+        match parse_source(&file, &text) {
+            Ok(found) => markers.extend(found),
+            Err(InvalidMarkers(found)) => errors.extend(found),
+        }
+    }
+    if let Err(InvalidMarkers(found)) = check_scope(&markers, project) {
+        errors.extend(found);
+    }
+    if !errors.is_empty() {
+        return Err(InvalidMarkers(errors).into());
+    }
+    Ok(markers.into_iter().map(|marker| marker.rule).collect())
+}
+
+/// The markers of one source file; `file` is only for messages.
+pub fn parse_source(file: &str, text: &str) -> Result<Vec<Marker>, InvalidMarkers> {
+    let mut markers = Vec::new();
+    let mut errors = Vec::new();
+    for (index, line) in text.lines().enumerate() {
+        let Some(body) = marker_body(line) else {
+            continue;
+        };
+        let place = Place {
+            file: file.to_owned(),
+            line: index + 1,
+            text: line.trim().to_owned(),
+        };
+        match parse_marker(body) {
+            Ok(rule) => markers.push(Marker { place, rule }),
+            Err(problem) => errors.push(MarkerError { place, problem }),
+        }
+    }
+    if errors.is_empty() {
+        Ok(markers)
+    } else {
+        Err(InvalidMarkers(errors))
+    }
+}
+
+/// Refuses what the project's manager role cannot hold: a namespaced project's role is a
+/// Role, and a Role has no `nonResourceURLs`.
+pub fn check_scope(markers: &[Marker], project: &Project) -> Result<(), InvalidMarkers> {
+    if !project.namespaced() {
+        return Ok(());
+    }
+    let errors: Vec<MarkerError> = markers
+        .iter()
+        .filter(|marker| !marker.rule.urls.is_empty())
+        .map(|marker| MarkerError {
+            place: marker.place.clone(),
+            problem: Problem::UrlsInNamespacedProject,
+        })
+        .collect();
+    if errors.is_empty() {
+        Ok(())
+    } else {
+        Err(InvalidMarkers(errors))
+    }
+}
+
+/// The text after `+opgen:`, when `line` is a marker.
+fn marker_body(line: &str) -> Option<&str> {
+    let comment = line.trim_start().strip_prefix("//")?;
+    let comment = comment.strip_prefix(['/', '!']).unwrap_or(comment);
+    comment.trim().strip_prefix(PREFIX)
+}
+
+fn parse_marker(body: &str) -> Result<Rule, Problem> {
+    let (name, arguments) = match body.split_once(':') {
+        Some((name, arguments)) => (name, Some(arguments)),
+        None => (body, None),
+    };
+    if name != "rbac" {
+        return Err(Problem::UnknownMarker(name.to_owned()));
+    }
+    match arguments {
+        Some(arguments) if !arguments.trim().is_empty() => parse_rbac(arguments),
+        _ => Err(Problem::NoArguments),
+    }
+}
+
+/// The raw values of an `rbac` marker, by key, before they are checked.
+#[derive(Default)]
+struct Values<'a> {
+    groups: Option<&'a str>,
+    resources: Option<&'a str>,
+    verbs: Option<&'a str>,
+    namespace: Option<&'a str>,
+    resource_names: Option<&'a str>,
+    urls: Option<&'a str>,
+}
+
+impl<'a> Values<'a> {
+    fn parse(arguments: &'a str) -> Result<Self, Problem> {
+        let mut values = Self::default();
+        for pair in arguments.split(',') {
+            if pair.trim().is_empty() {
+                return Err(Problem::EmptyPart);
+            }
+            let (key, value) = pair
+                .split_once('=')
+                .ok_or_else(|| Problem::NotKeyValue(pair.trim().to_owned()))?;
+            let (name, slot) = match key.trim() {
+                "groups" => ("groups", &mut values.groups),
+                "resources" => ("resources", &mut values.resources),
+                "verbs" => ("verbs", &mut values.verbs),
+                "namespace" => ("namespace", &mut values.namespace),
+                "resourceNames" => ("resourceNames", &mut values.resource_names),
+                "urls" => ("urls", &mut values.urls),
+                other => return Err(Problem::UnknownKey(other.to_owned())),
+            };
+            if slot.replace(value).is_some() {
+                return Err(Problem::DuplicateKey(name));
+            }
+        }
+        Ok(values)
+    }
+}
+
+fn parse_rbac(arguments: &str) -> Result<Rule, Problem> {
+    let values = Values::parse(arguments)?;
+    let urls = optional_list("urls", values.urls, url)?;
+    let for_urls = !urls.is_empty();
+    if for_urls && (values.groups.is_some() || values.resources.is_some()) {
+        return Err(Problem::UrlsWithResources);
+    }
+    if for_urls && values.namespace.is_some() {
+        return Err(Problem::UrlsWithNamespace);
+    }
+    let (groups, resources) = if for_urls {
+        (Vec::new(), Vec::new())
+    } else {
+        let resources = list("resources", values.resources, resource)?;
+        (list("groups", values.groups, group)?, resources)
+    };
+    let verb = |value: &str| {
+        let known = if for_urls { &URL_VERBS[..] } else { &RESOURCE_VERBS[..] };
+        if known.contains(&value) {
+            Ok(value.to_owned())
+        } else {
+            Err(Problem::UnknownVerb {
+                verb: value.to_owned(),
+                urls: for_urls,
+            })
+        }
+    };
+    Ok(Rule {
+        verbs: list("verbs", values.verbs, verb)?,
+        resource_names: optional_list("resourceNames", values.resource_names, resource_name)?,
+        namespace: values.namespace.map(namespace).transpose()?,
+        groups,
+        resources,
+        urls,
+    })
+}
+
+/// A required `;`-separated list, each item checked by `item`.
+fn list(
+    key: &'static str,
+    raw: Option<&str>,
+    item: impl Fn(&str) -> Result<String, Problem>,
+) -> Result<Vec<String>, Problem> {
+    let raw = raw.ok_or(Problem::MissingKey(key))?;
+    raw.split(';')
+        .map(|part| {
+            let part = part.trim();
+            if part.is_empty() {
+                return Err(Problem::EmptyItem { key });
+            }
+            item(unquote(key, part)?)
+        })
+        .collect()
+}
+
+fn optional_list(
+    key: &'static str,
+    raw: Option<&str>,
+    item: impl Fn(&str) -> Result<String, Problem>,
+) -> Result<Vec<String>, Problem> {
+    raw.map_or(Ok(Vec::new()), |raw| list(key, Some(raw), item))
+}
+
+/// An item without its double quotes, if it has them (`""` is the core group).
+fn unquote(key: &'static str, item: &str) -> Result<&str, Problem> {
+    match item.strip_prefix('"') {
+        Some(rest) => rest.strip_suffix('"').ok_or_else(|| Problem::InvalidValue {
+            key,
+            value: item.to_owned(),
+            why: "the quote is not closed",
+        }),
+        None => Ok(item),
+    }
+}
+
+/// The checks below look only at characters: they catch typos and marker syntax slips, and
+/// leave the finer naming rules to the API server, which reports them when the role is applied.
+fn check_chars(
+    key: &'static str,
+    value: &str,
+    allowed: impl Fn(char) -> bool,
+    why: &'static str,
+) -> Result<String, Problem> {
+    if !value.is_empty() && value.chars().all(allowed) {
+        Ok(value.to_owned())
+    } else {
+        Err(Problem::InvalidValue {
+            key,
+            value: value.to_owned(),
+            why,
+        })
+    }
+}
+
+fn is_name_char(c: char) -> bool {
+    c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-' || c == '.'
+}
+
+/// `""` and `core` both name the core group, which Kubernetes spells `""`.
+fn group(value: &str) -> Result<String, Problem> {
+    match value {
+        "" | "core" => Ok(String::new()),
+        "*" => Ok(value.to_owned()),
+        _ => check_chars(
+            "group",
+            value,
+            is_name_char,
+            "use lowercase letters, digits, `-` and `.`, `\"\"` for the core group, or `*`",
+        ),
+    }
+}
+
+/// A plural resource name, optionally with a subresource (`deployments/scale`); `*` in
+/// either part is Kubernetes' wildcard.
+fn resource(value: &str) -> Result<String, Problem> {
+    let valid_part =
+        |part: &str| part == "*" || (!part.is_empty() && part.chars().all(is_name_char));
+    let valid = match value.split_once('/') {
+        Some((resource, subresource)) => valid_part(resource) && valid_part(subresource),
+        None => valid_part(value),
+    };
+    if valid {
+        Ok(value.to_owned())
+    } else {
+        Err(Problem::InvalidValue {
+            key: "resource",
+            value: value.to_owned(),
+            why: "use a lowercase plural such as `deployments`, optionally with a subresource such as `deployments/status`",
+        })
+    }
+}
+
+fn resource_name(value: &str) -> Result<String, Problem> {
+    check_chars(
+        "resource name",
+        value,
+        |c| c.is_ascii_graphic() && c != '"',
+        "object names have no spaces or quotes",
+    )
+}
+
+/// A path such as `/metrics`; Kubernetes allows `*` only as its last character.
+fn url(value: &str) -> Result<String, Problem> {
+    let why = "use a path starting with `/`, with `*` only at its end, such as `/metrics` or `/debug/*`";
+    let body = value.strip_suffix('*').unwrap_or(value);
+    if !value.starts_with('/') || body.contains('*') {
+        return Err(Problem::InvalidValue {
+            key: "url",
+            value: value.to_owned(),
+            why,
+        });
+    }
+    check_chars("url", value, |c| c.is_ascii_graphic() && c != '"', why)
+}
+
+fn namespace(value: &str) -> Result<String, Problem> {
+    if value.contains(';') {
+        return Err(Problem::NotSingle { key: "namespace" });
+    }
+    let value = unquote("namespace", value.trim())?;
+    check_chars(
+        "namespace",
+        value,
+        |c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-',
+        "use lowercase letters, digits and `-`",
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const FILE: &str = "src/controllers/db/mysql_cluster.rs";
+
+    fn rules(text: &str) -> Vec<Rule> {
+        parse_source(FILE, text)
+            .unwrap()
+            .into_iter()
+            .map(|marker| marker.rule)
+            .collect()
+    }
+
+    fn one(marker: &str) -> Rule {
+        let mut found = rules(marker);
+        assert_eq!(found.len(), 1, "{marker}");
+        found.remove(0)
+    }
+
+    /// The single error of a file whose line 3 is `marker`.
+    fn error(marker: &str) -> MarkerError {
+        let text = format!("use kube::Api;\n\n{marker}\nfn main() {{}}\n");
+        let mut errors = parse_source(FILE, &text).unwrap_err().0;
+        assert_eq!(errors.len(), 1, "{errors:?}");
+        let error = errors.remove(0);
+        assert_eq!(error.place.line, 3);
+        assert_eq!(error.place.text, marker.trim());
+        let message = error.to_string();
+        assert!(
+            message.starts_with(&format!("{FILE}:3: ")),
+            "message names file and line: {message}"
+        );
+        assert!(
+            message.contains(&format!("\n  {}", marker.trim())),
+            "message shows the marker: {message}"
+        );
+        error
+    }
+
+    fn strings(items: &[&str]) -> Vec<String> {
+        items.iter().map(|s| (*s).to_owned()).collect()
+    }
+
+    #[test]
+    fn parses_lists_and_core_group() {
+        let rule = one(
+            r#"// +opgen:rbac:groups=apps;"",resources=deployments;services,verbs=get;list;watch"#,
+        );
+        assert_eq!(
+            rule,
+            Rule {
+                groups: strings(&["apps", ""]),
+                resources: strings(&["deployments", "services"]),
+                verbs: strings(&["get", "list", "watch"]),
+                ..Rule::default()
+            }
+        );
+    }
+
+    #[test]
+    fn core_is_the_empty_group() {
+        let rule = one("// +opgen:rbac:groups=core,resources=pods,verbs=get");
+        assert_eq!(rule.groups, [""]);
+    }
+
+    #[test]
+    fn parses_namespace_resource_names_and_subresources() {
+        let rule = one(
+            "    // +opgen:rbac:groups=\"\",resources=configmaps;pods/status,verbs=get;update,namespace=kube-system,resourceNames=a;b.c",
+        );
+        assert_eq!(rule.resources, ["configmaps", "pods/status"]);
+        assert_eq!(rule.namespace.as_deref(), Some("kube-system"));
+        assert_eq!(rule.resource_names, ["a", "b.c"]);
+    }
+
+    #[test]
+    fn parses_urls() {
+        let rule = one("// +opgen:rbac:urls=/metrics;/debug/*,verbs=get");
+        assert_eq!(rule.urls, ["/metrics", "/debug/*"]);
+        assert!(rule.groups.is_empty() && rule.resources.is_empty());
+    }
+
+    #[test]
+    fn keeps_literal_wildcards() {
+        let rule = one("// +opgen:rbac:groups=*,resources=*,verbs=*");
+        assert_eq!((rule.groups, rule.resources, rule.verbs), (
+            strings(&["*"]),
+            strings(&["*"]),
+            strings(&["*"])
+        ));
+    }
+
+    #[test]
+    fn tolerates_trailing_whitespace_and_doc_comments() {
+        assert_eq!(
+            one("//+opgen:rbac:groups=apps,resources=deployments,verbs=get \t").verbs,
+            ["get"]
+        );
+        assert_eq!(
+            one("/// +opgen:rbac:groups=apps,resources=deployments,verbs=list").verbs,
+            ["list"]
+        );
+    }
+
+    #[test]
+    fn records_line_numbers() {
+        let text = "//! A controller.\n\n// +opgen:rbac:groups=apps,resources=deployments,verbs=get\nfn f() {}\n// +opgen:rbac:groups=\"\",resources=pods,verbs=list\n";
+        let lines: Vec<usize> = parse_source(FILE, text)
+            .unwrap()
+            .iter()
+            .map(|marker| marker.place.line)
+            .collect();
+        assert_eq!(lines, [3, 5]);
+    }
+
+    #[test]
+    fn ignores_mentions_that_are_not_markers() {
+        let text = r#"
+//! Grant permissions with `// +opgen:rbac:...` markers.
+let doc = "// +opgen:rbac:verb=oops";
+/* +opgen:rbac:nonsense */
+fn f() {} // +opgen:rbac:nonsense
+"#;
+        assert_eq!(rules(text), []);
+    }
+
+    #[test]
+    fn unknown_key() {
+        let error = error("// +opgen:rbac:groups=apps,resources=deployments,verb=get");
+        assert_eq!(error.problem, Problem::UnknownKey("verb".into()));
+        assert_eq!(
+            error.to_string(),
+            format!(
+                "{FILE}:3: unknown key `verb` in marker\n  // +opgen:rbac:groups=apps,resources=deployments,verb=get\nExpected keys: groups, resources, verbs, namespace, resourceNames, urls"
+            )
+        );
+    }
+
+    #[test]
+    fn unknown_verb() {
+        let error = error("// +opgen:rbac:groups=apps,resources=deployments,verbs=get;lsit");
+        assert_eq!(
+            error.problem,
+            Problem::UnknownVerb {
+                verb: "lsit".into(),
+                urls: false
+            }
+        );
+        assert!(error.to_string().contains("Expected verbs: get, list, watch"));
+        let error = error("// +opgen:rbac:urls=/metrics,verbs=list");
+        assert!(error.to_string().contains("Expected verbs: get, post"), "{error}");
+    }
+
+    #[test]
+    fn unknown_marker_name() {
+        let error = error("// +opgen:rabc:groups=apps,resources=deployments,verbs=get");
+        assert_eq!(error.problem, Problem::UnknownMarker("rabc".into()));
+        assert_eq!(
+            error("// +opgen:rbac").problem,
+            Problem::NoArguments
+        );
+        assert_eq!(error("// +opgen:rbac:  ").problem, Problem::NoArguments);
+    }
+
+    #[test]
+    fn missing_keys() {
+        assert_eq!(
+            error("// +opgen:rbac:groups=apps,verbs=get").problem,
+            Problem::MissingKey("resources")
+        );
+        assert_eq!(
+            error("// +opgen:rbac:groups=apps,resources=deployments").problem,
+            Problem::MissingKey("verbs")
+        );
+        assert_eq!(
+            error("// +opgen:rbac:resources=deployments,verbs=get").problem,
+            Problem::MissingKey("groups")
+        );
+        assert_eq!(
+            error("// +opgen:rbac:urls=/metrics").problem,
+            Problem::MissingKey("verbs")
+        );
+    }
+
+    #[test]
+    fn duplicate_key() {
+        assert_eq!(
+            error("// +opgen:rbac:groups=apps,resources=a,verbs=get,verbs=list").problem,
+            Problem::DuplicateKey("verbs")
+        );
+    }
+
+    #[test]
+    fn empty_lists_and_items() {
+        for marker in [
+            "// +opgen:rbac:groups=apps,resources=deployments,verbs=",
+            "// +opgen:rbac:groups=apps,resources=deployments,verbs=get;;list",
+            "// +opgen:rbac:groups=apps,resources=deployments;,verbs=get",
+            "// +opgen:rbac:groups=,resources=deployments,verbs=get",
+        ] {
+            assert!(
+                matches!(error(marker).problem, Problem::EmptyItem { .. }),
+                "{marker}"
+            );
+        }
+    }
+
+    #[test]
+    fn malformed_values() {
+        let cases = [
+            ("// +opgen:rbac:groups=Apps,resources=deployments,verbs=get", "group"),
+            ("// +opgen:rbac:groups=apps,resources=Deployments,verbs=get", "resource"),
+            ("// +opgen:rbac:groups=apps,resources=a/b/c,verbs=get", "resource"),
+            ("// +opgen:rbac:groups=\"apps,resources=a,verbs=get", "groups"),
+            ("// +opgen:rbac:urls=metrics,verbs=get", "url"),
+            ("// +opgen:rbac:urls=/a*b,verbs=get", "url"),
+            ("// +opgen:rbac:groups=apps,resources=a,verbs=get,namespace=Kube", "namespace"),
+        ];
+        for (marker, expected) in cases {
+            match error(marker).problem {
+                Problem::InvalidValue { key, .. } => assert_eq!(key, expected, "{marker}"),
+                other => panic!("{marker}: {other:?}"),
+            }
+        }
+        assert_eq!(
+            error("// +opgen:rbac:groups=apps,resources=a,verbs=get,namespace=a;b").problem,
+            Problem::NotSingle { key: "namespace" }
+        );
+        assert_eq!(
+            error("// +opgen:rbac:groups=apps,resources").problem,
+            Problem::NotKeyValue("resources".into())
+        );
+        assert_eq!(
+            error("// +opgen:rbac:groups=apps,resources=a,verbs=get,").problem,
+            Problem::EmptyPart
+        );
+    }
+
+    #[test]
+    fn urls_exclude_resources_and_namespaces() {
+        assert_eq!(
+            error("// +opgen:rbac:groups=apps,resources=a,urls=/metrics,verbs=get").problem,
+            Problem::UrlsWithResources
+        );
+        assert_eq!(
+            error("// +opgen:rbac:urls=/metrics,verbs=get,namespace=ns").problem,
+            Problem::UrlsWithNamespace
+        );
+    }
+
+    #[test]
+    fn reports_every_bad_marker() {
+        let text = "// +opgen:rbac:verbs=get\n// +opgen:rbac:groups=apps,resources=a,verbs=get\n// +opgen:nope\n";
+        let errors = parse_source(FILE, text).unwrap_err();
+        let lines: Vec<usize> = errors.0.iter().map(|e| e.place.line).collect();
+        assert_eq!(lines, [1, 3]);
+        assert!(errors.to_string().contains("\n\n"), "{errors}");
+    }
+
+    fn project(namespaced: bool) -> Project {
+        Project::new(
+            "demo".parse().unwrap(),
+            "example.com".parse().unwrap(),
+            if namespaced {
+                crate::project::Scope::Namespace
+            } else {
+                crate::project::Scope::Cluster
+            },
+            crate::model::KubernetesVersion::default(),
+            crate::model::License::Apache2,
+            None,
+        )
+    }
+
+    #[test]
+    fn urls_need_a_cluster_wide_project() {
+        let markers = parse_source(FILE, "// +opgen:rbac:urls=/metrics,verbs=get\n").unwrap();
+        assert_eq!(check_scope(&markers, &project(false)), Ok(()));
+        let error = check_scope(&markers, &project(true)).unwrap_err().to_string();
+        assert!(error.starts_with(&format!("{FILE}:1: `urls`")), "{error}");
+        assert!(error.contains("only a ClusterRole"), "{error}");
+    }
+
+    #[test]
+    fn reads_controllers_in_path_order() {
+        let root = tempfile::tempdir().unwrap();
+        let dir = root.path().join("src/controllers/db");
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(
+            dir.join("b.rs"),
+            "// +opgen:rbac:groups=apps,resources=b,verbs=get\n",
+        )
+        .unwrap();
+        std::fs::write(
+            dir.join("a.rs"),
+            "// +opgen:rbac:groups=apps,resources=a,verbs=get\n",
+        )
+        .unwrap();
+        std::fs::write(dir.join("notes.md"), "// +opgen:rbac:nonsense\n").unwrap();
+        std::fs::write(
+            root.path().join("src/controllers/mod.rs"),
+            "// +opgen:rbac:groups=apps,resources=m,verbs=get;bogus\n",
+        )
+        .unwrap();
+        let error = read_controllers(root.path(), &project(false))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            error.starts_with("src/controllers/mod.rs:1: unknown verb `bogus`"),
+            "{error}"
+        );
+        std::fs::remove_file(root.path().join("src/controllers/mod.rs")).unwrap();
+        let resources: Vec<String> = read_controllers(root.path(), &project(false))
+            .unwrap()
+            .into_iter()
+            .flat_map(|rule| rule.resources)
+            .collect();
+        assert_eq!(resources, ["a", "b"]);
+    }
+
+    #[test]
+    fn no_controllers_directory_means_no_rules() {
+        let root = tempfile::tempdir().unwrap();
+        assert_eq!(read_controllers(root.path(), &project(false)).unwrap(), []);
+    }
+}

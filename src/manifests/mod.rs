@@ -1,6 +1,8 @@
 //! `generate manifests`' outputs: CRDs from the api crate's `crdgen`, and the manager role
 //! from the controllers' `+opgen:rbac` markers.
 
+pub mod crdgen;
+pub mod crds;
 pub mod markers;
 pub mod rbac;
 
@@ -15,9 +17,14 @@ pub const ROLE_FILE: &str = "config/rbac/role.yaml";
 /// The manifests of a project with no kinds yet: a manager role without rules, so that
 /// `kubectl kustomize config/default` renders before the first `generate manifests`.
 pub fn initial_files(project: &Project) -> anyhow::Result<Vec<PlannedFile>> {
-    Ok(vec![PlannedFile::new(
+    Ok(vec![role_file(&[], project)])
+}
+
+/// The manager role granting `rules`.
+pub fn role_file(rules: &[rbac::Rule], project: &Project) -> PlannedFile {
+    PlannedFile::new(
         ROLE_FILE,
-        rbac::render_role(&[], project),
+        rbac::render_role(rules, project),
         Owner::Manifest,
-    )])
+    )
 }

@@ -27,12 +27,15 @@ pub struct ProjectValues {
     pub k8s_version: String,
     /// SPDX identifier, absent without a license.
     pub license: Option<&'static str>,
-    pub owner: String,
+    /// The owner given with `--owner`, else `The <name> Authors`.
+    pub copyright_holder: String,
     /// `demo-operator-system`
     pub system_namespace: String,
     pub opgen_version: &'static str,
     pub kinds: Vec<KindValues>,
     pub groups: Vec<GroupValues>,
+    /// Module paths of every controller (`db::my_sql_cluster`), sorted.
+    pub controllers: Vec<String>,
 }
 
 /// One kind, whatever its number of versions.
@@ -68,8 +71,6 @@ pub struct KindValues {
     pub storage_version: String,
     /// The version the controller watches, when the kind has a controller.
     pub controller_version: Option<String>,
-    /// Sample files of every version, relative to `config/samples`.
-    pub sample_files: Vec<String>,
 }
 
 #[derive(Debug, Serialize)]
@@ -100,10 +101,16 @@ pub struct ResourceValues<'a> {
 impl ProjectValues {
     pub fn new(project: &Project) -> Self {
         let name = &project.project_name;
-        let kinds = project
+        let kinds: Vec<KindValues> = project
             .kinds()
             .map(|r| KindValues::new(project, r))
             .collect();
+        let mut controllers: Vec<String> = kinds
+            .iter()
+            .filter(|k| k.controller_version.is_some())
+            .map(|k| format!("{}::{}", k.group_module, k.module))
+            .collect();
+        controllers.sort();
         Self {
             name: name.to_string(),
             crate_ident: name.crate_ident(),
@@ -114,11 +121,15 @@ impl ProjectValues {
             k8s_feature: project.kubernetes_version.feature(),
             k8s_version: project.kubernetes_version.to_string(),
             license: project.license.spdx(),
-            owner: project.owner.clone().unwrap_or_default(),
+            copyright_holder: project
+                .owner
+                .clone()
+                .unwrap_or_else(|| format!("The {name} Authors")),
             system_namespace: name.system_namespace(),
             opgen_version: env!("CARGO_PKG_VERSION"),
             kinds,
             groups: groups(project),
+            controllers,
         }
     }
 }
@@ -156,10 +167,6 @@ impl KindValues {
                 .iter()
                 .find(|r| r.controller)
                 .map(|r| r.version.to_string()),
-            sample_files: versions
-                .iter()
-                .map(|r| strip(r.sample_file(), "config/samples/"))
-                .collect(),
         }
     }
 }

@@ -1,0 +1,305 @@
+//! Builds and runs the api crate's `crdgen` binary with cargo, and returns what it printed:
+//! the CRDs as kube-derive renders them.
+//!
+//! cargo's messages go to the user as cargo prints them, so that a compile error in the api
+//! crate reads exactly as it would under `cargo build`. On a terminal, a spinner shows that
+//! the (possibly long) first build is making progress: cargo's stderr is read line by line,
+//! its status lines (`Compiling serde v1.0.219`) become the spinner's message, and every
+//! other line (warnings, errors) is printed above the spinner, coloured as cargo coloured it.
+//! Elsewhere (CI, pipes) cargo runs quietly with its stderr passed straight through.
+//!
+//! cargo finds the target directory itself, so `CARGO_TARGET_DIR` is honoured.
+
+use std::{
+    ffi::OsStr,
+    io::{self, BufRead as _, BufReader, Read},
+    path::Path,
+    process::{Command, ExitStatus, Stdio},
+    thread,
+    time::Duration,
+};
+
+use indicatif::{ProgressBar, ProgressStyle};
+
+use crate::{project::Project, shell::Shell};
+
+/// The api crate's binary that prints every CRD.
+pub const BINARY: &str = "crdgen";
+
+/// How cargo's messages reach the user.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Progress {
+    /// A spinner with cargo's current step; cargo's other messages printed above it.
+    Spinner,
+    /// cargo run with `--quiet`, its stderr passed through untouched.
+    Plain,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum CrdgenError {
+    #[error("cargo was not found on PATH: install Rust from rustup.rs")]
+    CargoNotFound,
+    #[error("cannot run `{command}`")]
+    Spawn {
+        command: String,
+        #[source]
+        source: io::Error,
+    },
+    #[error(
+        "`{command}` failed ({status}): the api crate does not compile (see cargo's messages above); fix it and run again"
+    )]
+    Failed { command: String, status: ExitStatus },
+    #[error("crdgen printed text that is not UTF-8")]
+    NotUtf8,
+}
+
+/// Builds and runs crdgen in the project at `root`, and returns its standard output.
+pub fn run(root: &Path, project: &Project, shell: &Shell) -> Result<String, CrdgenError> {
+    let progress = if shell.is_terminal() {
+        Progress::Spinner
+    } else {
+        Progress::Plain
+    };
+    execute(command(root, project, progress), progress)
+}
+
+/// The cargo command that builds and runs crdgen. No `--locked`: a project may not have a
+/// lockfile yet, and the build would then create it, as any `cargo build` does.
+pub fn command(root: &Path, project: &Project, progress: Progress) -> Command {
+    let mut command = Command::new("cargo");
+    command
+        .current_dir(root)
+        .args(["run", "--package"])
+        .arg(project.project_name.api_crate())
+        .args(["--bin", BINARY]);
+    command.arg(match progress {
+        // The status lines feed the spinner; the colours survive the pipe they pass through.
+        Progress::Spinner => "--color=always",
+        Progress::Plain => "--quiet",
+    });
+    command
+}
+
+/// Runs `command` and returns its standard output, which must be UTF-8.
+fn execute(mut command: Command, progress: Progress) -> Result<String, CrdgenError> {
+    let shown = display(&command);
+    let spawn_error = |source: io::Error| {
+        if source.kind() == io::ErrorKind::NotFound {
+            CrdgenError::CargoNotFound
+        } else {
+            CrdgenError::Spawn {
+                command: shown.clone(),
+                source,
+            }
+        }
+    };
+    command.stdin(Stdio::null()).stdout(Stdio::piped());
+    let (status, stdout) = match progress {
+        Progress::Plain => {
+            let output = command.stderr(Stdio::inherit()).output().map_err(spawn_error)?;
+            (output.status, output.stdout)
+        }
+        Progress::Spinner => with_spinner(command).map_err(spawn_error)?,
+    };
+    if !status.success() {
+        return Err(CrdgenError::Failed {
+            command: shown,
+            status,
+        });
+    }
+    String::from_utf8(stdout).map_err(|_| CrdgenError::NotUtf8)
+}
+
+/// Runs `command` with a spinner on stderr, relaying cargo's stderr as described in the
+/// module's documentation; returns the exit status and the standard output.
+fn with_spinner(mut command: Command) -> io::Result<(ExitStatus, Vec<u8>)> {
+    let mut child = command.stderr(Stdio::piped()).spawn()?;
+    let spinner = ProgressBar::new_spinner();
+    spinner.set_style(
+        ProgressStyle::with_template("{spinner:.green} {msg} {elapsed:.dim}")
+            .expect("the spinner template is valid"),
+    );
+    spinner.set_message("Building crdgen");
+    spinner.enable_steady_tick(Duration::from_millis(100));
+    let stderr = child.stderr.take().expect("stderr is piped");
+    let relay = {
+        let spinner = spinner.clone();
+        thread::spawn(move || relay(stderr, &spinner))
+    };
+    // stdout is read while the relay drains stderr, so that neither pipe can fill up and
+    // block cargo.
+    let mut stdout = Vec::new();
+    let read = child
+        .stdout
+        .take()
+        .expect("stdout is piped")
+        .read_to_end(&mut stdout);
+    let status = child.wait();
+    // The relay ends when cargo closes its stderr; a panic there lost only messages.
+    let _ = relay.join();
+    spinner.finish_and_clear();
+    read?;
+    Ok((status?, stdout))
+}
+
+fn relay(stderr: impl Read, spinner: &ProgressBar) {
+    for line in BufReader::new(stderr).split(b'\n') {
+        let Ok(line) = line else {
+            break;
+        };
+        let line = String::from_utf8_lossy(&line);
+        let line = line.trim_end_matches('\r');
+        let plain = strip_ansi(line);
+        if is_cargo_status(&plain) {
+            spinner.set_message(format!("Building crdgen: {}", plain.trim_start()));
+        } else {
+            spinner.println(line);
+        }
+    }
+}
+
+/// Whether `line` is one of cargo's status lines, whose verb cargo right-aligns in twelve
+/// columns: `   Compiling serde v1.0.219`. Diagnostics (`warning: …`, `error[E0308]: …`,
+/// ` --> src/lib.rs:3:5`) never have that shape.
+fn is_cargo_status(line: &str) -> bool {
+    let (Some(verb), Some(rest)) = (line.get(..12), line.get(12..)) else {
+        return false;
+    };
+    let word = verb.trim_start();
+    let mut chars = word.chars();
+    rest.starts_with(' ')
+        && chars.next().is_some_and(|c| c.is_ascii_uppercase())
+        && chars.all(|c| c.is_ascii_lowercase())
+}
+
+/// `text` without its ANSI control sequences (`ESC [ … final byte`), which colour it.
+fn strip_ansi(text: &str) -> String {
+    let mut plain = String::with_capacity(text.len());
+    let mut chars = text.chars();
+    while let Some(c) = chars.next() {
+        if c == '\u{1b}' {
+            if chars.next() == Some('[') {
+                // Parameters and intermediates run until the final byte, '@' to '~'.
+                for c in chars.by_ref() {
+                    if ('@'..='~').contains(&c) {
+                        break;
+                    }
+                }
+            }
+        } else {
+            plain.push(c);
+        }
+    }
+    plain
+}
+
+/// The command line, as a user would type it.
+fn display(command: &Command) -> String {
+    std::iter::once(command.get_program())
+        .chain(command.get_args())
+        .map(OsStr::to_string_lossy)
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{
+        model::{KubernetesVersion, License},
+        project::Scope,
+    };
+
+    fn project() -> Project {
+        Project::new(
+            "demo-operator".parse().unwrap(),
+            "example.com".parse().unwrap(),
+            Scope::Cluster,
+            KubernetesVersion::default(),
+            License::Apache2,
+            None,
+        )
+    }
+
+    #[test]
+    fn runs_the_api_crates_crdgen_in_the_project() {
+        let root = Path::new("/work/demo-operator");
+        let plain = command(root, &project(), Progress::Plain);
+        assert_eq!(
+            display(&plain),
+            "cargo run --package demo-operator-api --bin crdgen --quiet"
+        );
+        assert_eq!(plain.get_current_dir(), Some(root));
+        let spinner = command(root, &project(), Progress::Spinner);
+        assert_eq!(
+            display(&spinner),
+            "cargo run --package demo-operator-api --bin crdgen --color=always"
+        );
+    }
+
+    #[test]
+    fn returns_standard_output() {
+        for progress in [Progress::Plain, Progress::Spinner] {
+            let mut command = Command::new("sh");
+            command.args(["-c", "echo ---; echo '   Compiling x v1' >&2"]);
+            assert_eq!(execute(command, progress).unwrap(), "---\n");
+        }
+    }
+
+    #[test]
+    fn failure_names_the_command_and_the_fix() {
+        let mut command = Command::new("sh");
+        command.args(["-c", "exit 101"]);
+        let err = execute(command, Progress::Plain).unwrap_err();
+        assert!(matches!(err, CrdgenError::Failed { .. }), "{err:?}");
+        let message = err.to_string();
+        assert!(message.starts_with("`sh -c exit 101` failed ("), "{message}");
+        assert!(
+            message.ends_with(
+                "the api crate does not compile (see cargo's messages above); fix it and run again"
+            ),
+            "{message}"
+        );
+    }
+
+    #[test]
+    fn missing_cargo() {
+        let command = Command::new("/nonexistent/opgen-test/cargo");
+        let err = execute(command, Progress::Plain).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "cargo was not found on PATH: install Rust from rustup.rs"
+        );
+    }
+
+    #[test]
+    fn output_must_be_utf8() {
+        let mut command = Command::new("sh");
+        command.args(["-c", "printf '\\377'"]);
+        assert!(matches!(
+            execute(command, Progress::Plain),
+            Err(CrdgenError::NotUtf8)
+        ));
+    }
+
+    #[test]
+    fn recognises_cargo_status_lines() {
+        assert!(is_cargo_status("   Compiling serde v1.0.219"));
+        assert!(is_cargo_status("    Finished `dev` profile [unoptimized] target(s)"));
+        assert!(is_cargo_status(" Downloading crates ..."));
+        assert!(!is_cargo_status("warning: unused variable: `x`"));
+        assert!(!is_cargo_status("error[E0308]: mismatched types"));
+        assert!(!is_cargo_status("  --> api/src/lib.rs:3:5"));
+        assert!(!is_cargo_status("   |"));
+        assert!(!is_cargo_status(""));
+    }
+
+    #[test]
+    fn strips_colours() {
+        assert_eq!(
+            strip_ansi("\u{1b}[1m\u{1b}[92m   Compiling\u{1b}[0m serde"),
+            "   Compiling serde"
+        );
+        assert_eq!(strip_ansi("plain"), "plain");
+    }
+}

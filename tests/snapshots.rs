@@ -1,0 +1,91 @@
+//! Snapshots of every file opgen writes, for fixed scenarios, stored under `snapshots/`.
+//! A scenario also snapshots its sorted file list, so an added or lost file shows up.
+//!
+//! Review changes with `cargo insta review` (or read the `.snap.new` diffs) before accepting.
+
+mod common;
+
+use std::collections::BTreeMap;
+
+use common::Project;
+
+/// Snapshots the file list of `tree` and the text of every file in it.
+fn snapshot_files(scenario: &str, tree: &BTreeMap<String, Vec<u8>>) {
+    let mut settings = insta::Settings::clone_current();
+    settings.set_snapshot_path("../snapshots");
+    settings.set_prepend_module_to_snapshot(false);
+    settings.set_omit_expression(true);
+    settings.bind(|| {
+        let list: Vec<&str> = tree.keys().map(String::as_str).collect();
+        insta::assert_snapshot!(format!("{scenario}@files"), list.join("\n"));
+        for (path, bytes) in tree {
+            let text = String::from_utf8(bytes.clone()).expect("generated files are UTF-8");
+            insta::assert_snapshot!(format!("{scenario}@{}", path.replace('/', "__")), text);
+        }
+    });
+}
+
+/// The files a step created or changed: what `create api` wrote.
+fn changed_files(before: &BTreeMap<String, Vec<u8>>, after: BTreeMap<String, Vec<u8>>) -> BTreeMap<String, Vec<u8>> {
+    after
+        .into_iter()
+        .filter(|(path, bytes)| before.get(path) != Some(bytes))
+        .collect()
+}
+
+#[test]
+fn init_cluster_wide() {
+    let project = Project::init("demo-operator", &[]);
+    snapshot_files("init_cluster", &project.tree());
+}
+
+#[test]
+fn init_namespaced_newest_kubernetes_mit() {
+    let project = Project::init(
+        "demo-operator",
+        &["--namespaced", "--kubernetes-version", "1.37", "--license", "mit", "--owner", "Jane Doe"],
+    );
+    snapshot_files("init_namespaced", &project.tree());
+}
+
+#[test]
+fn init_without_license() {
+    let project = Project::init("demo-operator", &["--license", "none"]);
+    let tree = project.tree();
+    assert!(!tree.contains_key("LICENSE"));
+    assert!(!project.read("Cargo.toml").contains("license ="));
+}
+
+#[test]
+fn create_api_namespaced_kind() {
+    let project = Project::init("demo-operator", &[]);
+    let before = project.tree();
+    project.create_api(&["--group", "db", "--version", "v1alpha1", "--kind", "MySQLCluster"]);
+    snapshot_files("api_namespaced", &changed_files(&before, project.tree()));
+}
+
+#[test]
+fn create_api_cluster_scoped_kind() {
+    let project = Project::init("demo-operator", &[]);
+    let before = project.tree();
+    project.create_api(&["--group", "ops", "--version", "v1", "--kind", "BackupPolicy", "--namespaced=false"]);
+    snapshot_files("api_cluster_scoped", &changed_files(&before, project.tree()));
+}
+
+#[test]
+fn create_api_second_version() {
+    let project = Project::init("demo-operator", &[]);
+    project.create_api(&["--group", "db", "--version", "v1alpha1", "--kind", "MySQLCluster"]);
+    let before = project.tree();
+    project.create_api(&["--group", "db", "--version", "v1", "--kind", "MySQLCluster"]);
+    snapshot_files("api_second_version", &changed_files(&before, project.tree()));
+}
+
+#[test]
+fn create_api_same_kind_in_two_groups() {
+    let project = Project::init("demo-operator", &[]);
+    project.create_api(&["--group", "db", "--version", "v1", "--kind", "Backup"]);
+    let before = project.tree();
+    project.create_api(&["--group", "storage", "--version", "v1beta1", "--kind", "Backup"]);
+    snapshot_files("api_two_groups", &changed_files(&before, project.tree()));
+}

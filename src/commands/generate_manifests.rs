@@ -1,7 +1,349 @@
-//! `opgen generate manifests`.
+//! `opgen generate manifests`: rebuilds the CRDs from the api crate and the manager role from
+//! the controllers' `+opgen:rbac` markers, together with the generated files that list the
+//! CRDs, so that `config/` always matches the Rust sources.
 
-use crate::{cli::ManifestsArgs, shell::Shell};
+use std::{fs, path::Path, process::ExitCode};
 
-pub fn run(_args: ManifestsArgs, _shell: &mut Shell) -> anyhow::Result<std::process::ExitCode> {
-    anyhow::bail!("generate manifests is not implemented yet")
+use anyhow::{Context as _, bail};
+
+use crate::{
+    apply,
+    cli::ManifestsArgs,
+    manifests::{self, crdgen, crds, markers},
+    plan::{Action, OnConflict, Plan, PlannedFile},
+    project::Project,
+    scaffold,
+    shell::Shell,
+};
+
+/// What the command does with the files it computes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Mode {
+    /// Write them.
+    Write,
+    /// Print what would change (`--dry-run`).
+    DryRun,
+    /// Fail if anything would change (`--check`).
+    Check,
+}
+
+pub fn run(args: ManifestsArgs, shell: &mut Shell) -> anyhow::Result<ExitCode> {
+    let cwd = std::env::current_dir().context("cannot read the current directory")?;
+    let (root, project) = Project::find(&cwd)?;
+    let mode = match (args.check, args.dry_run) {
+        (true, _) => Mode::Check,
+        (false, true) => Mode::DryRun,
+        (false, false) => Mode::Write,
+    };
+    generate(&root, &project, mode, shell)
+}
+
+fn generate(
+    root: &Path,
+    project: &Project,
+    mode: Mode,
+    shell: &mut Shell,
+) -> anyhow::Result<ExitCode> {
+    // The markers are read in an instant and the build may take minutes: fail fast.
+    let rules = markers::read_controllers(root, project)?;
+
+    // crdgen is built from the api crate as it is on disk, but part of that crate (its module
+    // tree and `all_crds()`) is generated from PROJECT. When those files are out of date
+    // (PROJECT edited by hand, or a newer opgen), the CRDs must be built from the new ones:
+    // they are written first, and put back if anything later fails.
+    let (api_files, other_files): (Vec<PlannedFile>, Vec<PlannedFile>) =
+        scaffold::generated_files(project)?
+            .into_iter()
+            .partition(|file| file.path.starts_with("api/"));
+    let api_plan = Plan::new(root, api_files.clone(), OnConflict::Refuse)?;
+    let api_stale = !api_plan.is_noop();
+    let mut files = vec![manifests::role_file(&rules, project)];
+    files.extend(other_files);
+    if mode == Mode::Write && api_stale {
+        apply::apply(&api_plan, shell)?;
+        let result = finish(root, project, files, mode, api_stale, shell);
+        if result.is_err() {
+            restore(&api_plan);
+            shell.note("the api crate's generated files were put back as they were");
+        }
+        return result;
+    }
+    files.extend(api_files);
+    finish(root, project, files, mode, api_stale, shell)
+}
+
+/// Builds the CRDs, then writes, prints or checks them with `files`. `api_stale` tells that
+/// the api crate's generated files were out of date (and, when writing, are written already).
+fn finish(
+    root: &Path,
+    project: &Project,
+    files: Vec<PlannedFile>,
+    mode: Mode,
+    api_stale: bool,
+    shell: &mut Shell,
+) -> anyhow::Result<ExitCode> {
+    let mut all = if project.kinds().next().is_none() {
+        // Nothing to build: the crdgen of a project without kinds prints nothing.
+        Vec::new()
+    } else if api_stale && mode != Mode::Write {
+        shell.note(
+            "the api crate's generated files are out of date with PROJECT, and the CRDs can only be built once they are written: the CRDs were not compared",
+        );
+        Vec::new()
+    } else {
+        let output = crdgen::run(root, project, shell)?;
+        crds::crd_files(&output, project)?
+    };
+    all.extend(files);
+    for path in crds::stale_files(root, project)? {
+        shell.note(&format!(
+            "{path} is the CRD of no kind in PROJECT; opgen leaves it alone: delete it if it is left over"
+        ));
+    }
+
+    let plan = Plan::new(root, all, OnConflict::Refuse)?;
+    match mode {
+        Mode::Check => check(&plan, shell),
+        Mode::DryRun => {
+            super::write(&plan, true, shell)?;
+            Ok(ExitCode::SUCCESS)
+        }
+        Mode::Write if plan.is_noop() && !api_stale => {
+            shell.note("manifests are up to date; nothing changed");
+            Ok(ExitCode::SUCCESS)
+        }
+        Mode::Write => {
+            super::write(&plan, false, shell)?;
+            Ok(ExitCode::SUCCESS)
+        }
+    }
+}
+
+/// `--check`: a diff of every file that would change on stdout, their paths on stderr, and
+/// an error if there is any.
+fn check(plan: &Plan, shell: &mut Shell) -> anyhow::Result<ExitCode> {
+    let outdated: Vec<_> = plan.changes.iter().filter(|c| c.writes()).collect();
+    if outdated.is_empty() {
+        shell.note("manifests are up to date");
+        return Ok(ExitCode::SUCCESS);
+    }
+    for change in &outdated {
+        let old = change.old.as_deref().unwrap_or_default();
+        shell.print(&apply::unified_diff(&change.path, old, &change.new));
+    }
+    for change in &outdated {
+        let verb = if change.action == Action::Create {
+            "Missing"
+        } else {
+            "Outdated"
+        };
+        shell.status(verb, &change.path);
+    }
+    bail!(
+        "manifests are out of date: run `opgen generate manifests` (or `make manifests`) and commit the result"
+    )
+}
+
+/// Puts back the files an applied `plan` changed, when a later step fails, and removes the
+/// directories left empty by the files it deletes. Best effort, as the applier's own
+/// roll-back: a failed restore cannot be reported better than the first error.
+fn restore(plan: &Plan) {
+    for change in plan.changes.iter().filter(|c| c.writes()) {
+        let path = plan.root.join(&change.path);
+        match &change.old {
+            Some(old) => {
+                let _ = fs::write(&path, old);
+            }
+            None => {
+                let _ = fs::remove_file(&path);
+                // `remove_dir` fails on the first directory that still holds something.
+                for dir in path.ancestors().skip(1) {
+                    if dir == plan.root || fs::remove_dir(dir).is_err() {
+                        break;
+                    }
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{
+        model::{KubernetesVersion, License},
+        project::Scope,
+        shell::Buffer,
+    };
+
+    fn project(scope: Scope) -> Project {
+        Project::new(
+            "demo".parse().unwrap(),
+            "example.com".parse().unwrap(),
+            scope,
+            KubernetesVersion::default(),
+            License::Apache2,
+            None,
+        )
+    }
+
+    fn run_in(
+        root: &Path,
+        project: &Project,
+        mode: Mode,
+    ) -> (anyhow::Result<ExitCode>, String, String) {
+        let (out, err) = (Buffer::default(), Buffer::default());
+        let mut shell = Shell::to_buffers(out.clone(), err.clone());
+        let result = generate(root, project, mode, &mut shell);
+        (result, out.text(), err.text())
+    }
+
+    fn write(root: &Path, path: &str, text: &str) {
+        let path = root.join(path);
+        fs::create_dir_all(path.parent().unwrap()).unwrap();
+        fs::write(path, text).unwrap();
+    }
+
+    fn role(root: &Path) -> String {
+        fs::read_to_string(root.join(manifests::ROLE_FILE)).unwrap()
+    }
+
+    /// A project without kinds, so that no crdgen is built.
+    #[test]
+    fn writes_checks_and_reports_up_to_date() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        let project = project(Scope::Cluster);
+        write(
+            root,
+            "src/controllers/apps.rs",
+            "// +opgen:rbac:groups=apps,resources=deployments,verbs=get;list\n",
+        );
+
+        let (result, out, err) = run_in(root, &project, Mode::Check);
+        let message = result.unwrap_err().to_string();
+        assert!(
+            message.starts_with("manifests are out of date: run `opgen generate manifests`"),
+            "{message}"
+        );
+        assert!(out.contains("+++ b/config/rbac/role.yaml"), "{out}");
+        assert!(err.contains("Missing config/rbac/role.yaml"), "{err}");
+        assert!(
+            !root.join(manifests::ROLE_FILE).exists(),
+            "--check writes nothing"
+        );
+
+        let (result, _, _) = run_in(root, &project, Mode::DryRun);
+        assert_eq!(result.unwrap(), ExitCode::SUCCESS);
+        assert!(
+            !root.join(manifests::ROLE_FILE).exists(),
+            "--dry-run writes nothing"
+        );
+
+        let (result, _, _) = run_in(root, &project, Mode::Write);
+        assert_eq!(result.unwrap(), ExitCode::SUCCESS);
+        assert!(role(root).contains("- deployments"), "{}", role(root));
+
+        let (result, _, err) = run_in(root, &project, Mode::Write);
+        assert_eq!(result.unwrap(), ExitCode::SUCCESS);
+        assert!(
+            err.contains("manifests are up to date; nothing changed"),
+            "{err}"
+        );
+        let (result, out, err) = run_in(root, &project, Mode::Check);
+        assert_eq!(result.unwrap(), ExitCode::SUCCESS);
+        assert!(err.contains("manifests are up to date"), "{err}");
+        assert_eq!(out, "");
+
+        write(
+            root,
+            "src/controllers/apps.rs",
+            "// +opgen:rbac:groups=apps,resources=deployments,verbs=get;list;watch\n",
+        );
+        let (result, out, err) = run_in(root, &project, Mode::Check);
+        assert!(result.is_err());
+        assert!(out.contains("+  - watch"), "{out}");
+        assert!(err.contains("Outdated config/rbac/role.yaml"), "{err}");
+    }
+
+    #[test]
+    fn bad_marker_writes_nothing() {
+        let dir = tempfile::tempdir().unwrap();
+        write(
+            dir.path(),
+            "src/controllers/apps.rs",
+            "\n// +opgen:rbac:groups=apps,resources=deployments,verb=get\n",
+        );
+        let (result, _, _) = run_in(dir.path(), &project(Scope::Cluster), Mode::Write);
+        let message = result.unwrap_err().to_string();
+        assert!(
+            message.starts_with("src/controllers/apps.rs:2: unknown key `verb`"),
+            "{message}"
+        );
+        assert!(!dir.path().join("config").exists());
+    }
+
+    /// PROJECT lists a kind whose generated api files do not exist yet.
+    fn project_with_a_kind() -> Project {
+        let mut project = project(Scope::Cluster);
+        let kind: crate::model::Kind = "MySQLCluster".parse().unwrap();
+        project.resources.push(crate::model::Resource {
+            group: "db".parse().unwrap(),
+            version: "v1".parse().unwrap(),
+            plural: crate::model::ResourceName::plural_of(&kind),
+            short_name: kind.default_short_name().parse().unwrap(),
+            kind,
+            namespaced: true,
+            controller: true,
+            storage: true,
+        });
+        project
+    }
+
+    #[test]
+    fn stale_api_crate_is_reported_without_building() {
+        let dir = tempfile::tempdir().unwrap();
+        let project = project_with_a_kind();
+        let (result, _, err) = run_in(dir.path(), &project, Mode::Check);
+        assert!(result.is_err());
+        assert!(err.contains("the CRDs were not compared"), "{err}");
+        assert!(err.contains("Missing api/src/lib.rs"), "{err}");
+        let (result, _, _) = run_in(dir.path(), &project, Mode::DryRun);
+        assert_eq!(result.unwrap(), ExitCode::SUCCESS);
+        assert!(!dir.path().join("api").exists());
+    }
+
+    #[test]
+    fn failed_build_puts_the_api_crate_back() {
+        // No Cargo.toml: the build fails (or cargo is missing); either way nothing may stay.
+        let dir = tempfile::tempdir().unwrap();
+        let (result, _, err) = run_in(dir.path(), &project_with_a_kind(), Mode::Write);
+        assert!(result.is_err());
+        assert!(err.contains("Creating api/src/lib.rs"), "{err}");
+        assert!(err.contains("put back"), "{err}");
+        assert!(!dir.path().join("api").exists());
+        assert!(!dir.path().join("config").exists());
+    }
+
+    #[test]
+    fn restore_undoes_an_applied_plan() {
+        let dir = tempfile::tempdir().unwrap();
+        write(dir.path(), "api/src/lib.rs", "old");
+        let plan = Plan::new(
+            dir.path(),
+            vec![
+                PlannedFile::new("api/src/lib.rs", "new", crate::plan::Owner::Manifest),
+                PlannedFile::new("api/src/db/v1/mod.rs", "new", crate::plan::Owner::Manifest),
+            ],
+            OnConflict::Refuse,
+        )
+        .unwrap();
+        apply::apply(&plan, &mut Shell::captured()).unwrap();
+        restore(&plan);
+        assert_eq!(
+            fs::read_to_string(dir.path().join("api/src/lib.rs")).unwrap(),
+            "old"
+        );
+        assert!(!dir.path().join("api/src/db").exists());
+    }
 }

@@ -247,8 +247,8 @@ fn check(crd: &Crd, resource: &Resource, project: &Project) -> Result<(), CrdErr
         });
     }
 
-    let versions = project.versions_of(resource);
-    let expected: BTreeSet<String> = versions.clone().map(|r| r.version.to_string()).collect();
+    let versions: Vec<&Resource> = project.versions_of(resource).collect();
+    let expected: BTreeSet<String> = versions.iter().map(|r| r.version.to_string()).collect();
     let found: BTreeSet<String> = crd.spec.versions.iter().map(|v| v.name.clone()).collect();
     if found != expected || found.len() != crd.spec.versions.len() {
         return Err(CrdError::Versions {
@@ -267,6 +267,7 @@ fn check(crd: &Crd, resource: &Resource, project: &Project) -> Result<(), CrdErr
         .map(|v| v.name.clone())
         .collect();
     let expected = versions
+        .iter()
         .filter(|r| r.storage)
         .map(|r| r.version.to_string())
         .next()
@@ -434,8 +435,10 @@ mod tests {
         let CrdError::NotYaml(message) = &err else {
             panic!("{err:?}")
         };
-        // The error is on line 22 of the stream: 21 lines of the first document come before.
-        assert!(message.contains("line 22"), "{message}");
+        // Lines count from the start of the stream: two `---` and the first document come
+        // before the bad line.
+        let line = 2 + mysql().lines().count() + 1;
+        assert!(message.contains(&format!("at line {line}")), "{message}");
         assert!(err.to_string().starts_with("crdgen's output is not YAML: "));
     }
 
@@ -453,7 +456,10 @@ mod tests {
             }
         );
         let err = error(&["just text\n".into()]);
-        assert!(matches!(err, CrdError::NotACrd { document: 1, .. }), "{err:?}");
+        assert!(
+            matches!(err, CrdError::NotACrd { document: 1, .. }),
+            "{err:?}"
+        );
     }
 
     #[test]
@@ -535,7 +541,10 @@ mod tests {
                 expected: vec!["v1".into(), "v1alpha1".into()],
             }
         );
-        assert!(err.to_string().contains("the versions v1, but PROJECT lists v1, v1alpha1"));
+        assert!(
+            err.to_string()
+                .contains("the versions v1, but PROJECT lists v1, v1alpha1")
+        );
     }
 
     #[test]
@@ -568,7 +577,11 @@ mod tests {
             "mysqlclusters",
             &[("v1", false), ("v1alpha1", false)],
         );
-        assert!(error(&[none, backup()]).to_string().contains("stores no version"));
+        assert!(
+            error(&[none, backup()])
+                .to_string()
+                .contains("stores no version")
+        );
     }
 
     #[test]

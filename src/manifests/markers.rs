@@ -136,8 +136,11 @@ impl fmt::Display for Hint<'_> {
             Problem::MissingKey(_) => {
                 "A marker needs `resources` (or `urls`) and `verbs`".to_owned()
             }
-            Problem::EmptyItem { .. } | Problem::EmptyPart => {
+            Problem::EmptyItem { .. } => {
                 "Separate items with a single `;`; write the core group as `\"\"`".to_owned()
+            }
+            Problem::EmptyPart => {
+                "Separate `key=value` pairs with a single `,`, and end with no `,`".to_owned()
             }
             Problem::UnknownVerb { urls, .. } => {
                 let verbs = if *urls { &URL_VERBS[..] } else { &RESOURCE_VERBS[..] };
@@ -332,7 +335,11 @@ fn parse_rbac(arguments: &str) -> Result<Rule, Problem> {
         (list("groups", values.groups, group)?, resources)
     };
     let verb = |value: &str| {
-        let known = if for_urls { &URL_VERBS[..] } else { &RESOURCE_VERBS[..] };
+        let known = if for_urls {
+            &URL_VERBS[..]
+        } else {
+            &RESOURCE_VERBS[..]
+        };
         if known.contains(&value) {
             Ok(value.to_owned())
         } else {
@@ -379,7 +386,7 @@ fn optional_list(
 }
 
 /// An item without its double quotes, if it has them (`""` is the core group).
-fn unquote(key: &'static str, item: &str) -> Result<&str, Problem> {
+fn unquote<'a>(key: &'static str, item: &'a str) -> Result<&'a str, Problem> {
     match item.strip_prefix('"') {
         Some(rest) => rest.strip_suffix('"').ok_or_else(|| Problem::InvalidValue {
             key,
@@ -458,7 +465,8 @@ fn resource_name(value: &str) -> Result<String, Problem> {
 
 /// A path such as `/metrics`; Kubernetes allows `*` only as its last character.
 fn url(value: &str) -> Result<String, Problem> {
-    let why = "use a path starting with `/`, with `*` only at its end, such as `/metrics` or `/debug/*`";
+    let why =
+        "use a path starting with `/`, with `*` only at its end, such as `/metrics` or `/debug/*`";
     let body = value.strip_suffix('*').unwrap_or(value);
     if !value.starts_with('/') || body.contains('*') {
         return Err(Problem::InvalidValue {
@@ -504,7 +512,7 @@ mod tests {
     }
 
     /// The single error of a file whose line 3 is `marker`.
-    fn error(marker: &str) -> MarkerError {
+    fn invalid(marker: &str) -> MarkerError {
         let text = format!("use kube::Api;\n\n{marker}\nfn main() {{}}\n");
         let mut errors = parse_source(FILE, &text).unwrap_err().0;
         assert_eq!(errors.len(), 1, "{errors:?}");
@@ -569,11 +577,10 @@ mod tests {
     #[test]
     fn keeps_literal_wildcards() {
         let rule = one("// +opgen:rbac:groups=*,resources=*,verbs=*");
-        assert_eq!((rule.groups, rule.resources, rule.verbs), (
-            strings(&["*"]),
-            strings(&["*"]),
-            strings(&["*"])
-        ));
+        assert_eq!(
+            (rule.groups, rule.resources, rule.verbs),
+            (strings(&["*"]), strings(&["*"]), strings(&["*"]))
+        );
     }
 
     #[test]
@@ -612,7 +619,7 @@ fn f() {} // +opgen:rbac:nonsense
 
     #[test]
     fn unknown_key() {
-        let error = error("// +opgen:rbac:groups=apps,resources=deployments,verb=get");
+        let error = invalid("// +opgen:rbac:groups=apps,resources=deployments,verb=get");
         assert_eq!(error.problem, Problem::UnknownKey("verb".into()));
         assert_eq!(
             error.to_string(),
@@ -624,7 +631,7 @@ fn f() {} // +opgen:rbac:nonsense
 
     #[test]
     fn unknown_verb() {
-        let error = error("// +opgen:rbac:groups=apps,resources=deployments,verbs=get;lsit");
+        let error = invalid("// +opgen:rbac:groups=apps,resources=deployments,verbs=get;lsit");
         assert_eq!(
             error.problem,
             Problem::UnknownVerb {
@@ -632,38 +639,42 @@ fn f() {} // +opgen:rbac:nonsense
                 urls: false
             }
         );
-        assert!(error.to_string().contains("Expected verbs: get, list, watch"));
-        let error = error("// +opgen:rbac:urls=/metrics,verbs=list");
-        assert!(error.to_string().contains("Expected verbs: get, post"), "{error}");
+        assert!(
+            error
+                .to_string()
+                .contains("Expected verbs: get, list, watch")
+        );
+        let error = invalid("// +opgen:rbac:urls=/metrics,verbs=list");
+        assert!(
+            error.to_string().contains("Expected verbs: get, post"),
+            "{error}"
+        );
     }
 
     #[test]
     fn unknown_marker_name() {
-        let error = error("// +opgen:rabc:groups=apps,resources=deployments,verbs=get");
+        let error = invalid("// +opgen:rabc:groups=apps,resources=deployments,verbs=get");
         assert_eq!(error.problem, Problem::UnknownMarker("rabc".into()));
-        assert_eq!(
-            error("// +opgen:rbac").problem,
-            Problem::NoArguments
-        );
-        assert_eq!(error("// +opgen:rbac:  ").problem, Problem::NoArguments);
+        assert_eq!(invalid("// +opgen:rbac").problem, Problem::NoArguments);
+        assert_eq!(invalid("// +opgen:rbac:  ").problem, Problem::NoArguments);
     }
 
     #[test]
     fn missing_keys() {
         assert_eq!(
-            error("// +opgen:rbac:groups=apps,verbs=get").problem,
+            invalid("// +opgen:rbac:groups=apps,verbs=get").problem,
             Problem::MissingKey("resources")
         );
         assert_eq!(
-            error("// +opgen:rbac:groups=apps,resources=deployments").problem,
+            invalid("// +opgen:rbac:groups=apps,resources=deployments").problem,
             Problem::MissingKey("verbs")
         );
         assert_eq!(
-            error("// +opgen:rbac:resources=deployments,verbs=get").problem,
+            invalid("// +opgen:rbac:resources=deployments,verbs=get").problem,
             Problem::MissingKey("groups")
         );
         assert_eq!(
-            error("// +opgen:rbac:urls=/metrics").problem,
+            invalid("// +opgen:rbac:urls=/metrics").problem,
             Problem::MissingKey("verbs")
         );
     }
@@ -671,7 +682,7 @@ fn f() {} // +opgen:rbac:nonsense
     #[test]
     fn duplicate_key() {
         assert_eq!(
-            error("// +opgen:rbac:groups=apps,resources=a,verbs=get,verbs=list").problem,
+            invalid("// +opgen:rbac:groups=apps,resources=a,verbs=get,verbs=list").problem,
             Problem::DuplicateKey("verbs")
         );
     }
@@ -685,7 +696,7 @@ fn f() {} // +opgen:rbac:nonsense
             "// +opgen:rbac:groups=,resources=deployments,verbs=get",
         ] {
             assert!(
-                matches!(error(marker).problem, Problem::EmptyItem { .. }),
+                matches!(invalid(marker).problem, Problem::EmptyItem { .. }),
                 "{marker}"
             );
         }
@@ -694,30 +705,45 @@ fn f() {} // +opgen:rbac:nonsense
     #[test]
     fn malformed_values() {
         let cases = [
-            ("// +opgen:rbac:groups=Apps,resources=deployments,verbs=get", "group"),
-            ("// +opgen:rbac:groups=apps,resources=Deployments,verbs=get", "resource"),
-            ("// +opgen:rbac:groups=apps,resources=a/b/c,verbs=get", "resource"),
-            ("// +opgen:rbac:groups=\"apps,resources=a,verbs=get", "groups"),
+            (
+                "// +opgen:rbac:groups=Apps,resources=deployments,verbs=get",
+                "group",
+            ),
+            (
+                "// +opgen:rbac:groups=apps,resources=Deployments,verbs=get",
+                "resource",
+            ),
+            (
+                "// +opgen:rbac:groups=apps,resources=a/b/c,verbs=get",
+                "resource",
+            ),
+            (
+                "// +opgen:rbac:groups=\"apps,resources=a,verbs=get",
+                "groups",
+            ),
             ("// +opgen:rbac:urls=metrics,verbs=get", "url"),
             ("// +opgen:rbac:urls=/a*b,verbs=get", "url"),
-            ("// +opgen:rbac:groups=apps,resources=a,verbs=get,namespace=Kube", "namespace"),
+            (
+                "// +opgen:rbac:groups=apps,resources=a,verbs=get,namespace=Kube",
+                "namespace",
+            ),
         ];
         for (marker, expected) in cases {
-            match error(marker).problem {
+            match invalid(marker).problem {
                 Problem::InvalidValue { key, .. } => assert_eq!(key, expected, "{marker}"),
                 other => panic!("{marker}: {other:?}"),
             }
         }
         assert_eq!(
-            error("// +opgen:rbac:groups=apps,resources=a,verbs=get,namespace=a;b").problem,
+            invalid("// +opgen:rbac:groups=apps,resources=a,verbs=get,namespace=a;b").problem,
             Problem::NotSingle { key: "namespace" }
         );
         assert_eq!(
-            error("// +opgen:rbac:groups=apps,resources").problem,
+            invalid("// +opgen:rbac:groups=apps,resources").problem,
             Problem::NotKeyValue("resources".into())
         );
         assert_eq!(
-            error("// +opgen:rbac:groups=apps,resources=a,verbs=get,").problem,
+            invalid("// +opgen:rbac:groups=apps,resources=a,verbs=get,").problem,
             Problem::EmptyPart
         );
     }
@@ -725,11 +751,11 @@ fn f() {} // +opgen:rbac:nonsense
     #[test]
     fn urls_exclude_resources_and_namespaces() {
         assert_eq!(
-            error("// +opgen:rbac:groups=apps,resources=a,urls=/metrics,verbs=get").problem,
+            invalid("// +opgen:rbac:groups=apps,resources=a,urls=/metrics,verbs=get").problem,
             Problem::UrlsWithResources
         );
         assert_eq!(
-            error("// +opgen:rbac:urls=/metrics,verbs=get,namespace=ns").problem,
+            invalid("// +opgen:rbac:urls=/metrics,verbs=get,namespace=ns").problem,
             Problem::UrlsWithNamespace
         );
     }
@@ -762,7 +788,9 @@ fn f() {} // +opgen:rbac:nonsense
     fn urls_need_a_cluster_wide_project() {
         let markers = parse_source(FILE, "// +opgen:rbac:urls=/metrics,verbs=get\n").unwrap();
         assert_eq!(check_scope(&markers, &project(false)), Ok(()));
-        let error = check_scope(&markers, &project(true)).unwrap_err().to_string();
+        let error = check_scope(&markers, &project(true))
+            .unwrap_err()
+            .to_string();
         assert!(error.starts_with(&format!("{FILE}:1: `urls`")), "{error}");
         assert!(error.contains("only a ClusterRole"), "{error}");
     }

@@ -108,7 +108,10 @@ pub fn merge(rules: &[Rule]) -> Vec<Rule> {
             ),
             Object::Url(url) => (Shared::Urls { verbs }, url),
         };
-        objects.entry((namespace, shared)).or_default().insert(object);
+        objects
+            .entry((namespace, shared))
+            .or_default()
+            .insert(object);
     }
 
     let mut merged: Vec<Rule> = objects
@@ -219,16 +222,15 @@ pub fn render_role(rules: &[Rule], project: &Project) -> String {
     }
     let mut text = format!("{HEADER}\n");
     for (namespace, rules) in by_namespace {
-        debug_assert!(
-            namespace.is_none() && !project.namespaced()
-                || rules.iter().all(|rule| rule.non_resource_urls.is_empty()),
-            "a Role cannot hold URL rules"
-        );
         let kind = if namespace.is_none() && !project.namespaced() {
             "ClusterRole"
         } else {
             "Role"
         };
+        debug_assert!(
+            kind == "ClusterRole" || rules.iter().all(|rule| rule.non_resource_urls.is_empty()),
+            "a Role cannot hold URL rules"
+        );
         let role = Role {
             api_version: "rbac.authorization.k8s.io/v1",
             kind,
@@ -287,12 +289,24 @@ mod tests {
 
     fn sample_rules() -> Vec<Rule> {
         vec![
-            rule(&["db.example.com"], &["mysqlclusters"], &["get", "list", "watch"]),
+            rule(
+                &["db.example.com"],
+                &["mysqlclusters"],
+                &["get", "list", "watch"],
+            ),
             rule(&["apps"], &["deployments"], &["get", "list"]),
-            rule(&["db.example.com"], &["mysqlclusters/status"], &["update", "get"]),
+            rule(
+                &["db.example.com"],
+                &["mysqlclusters/status"],
+                &["update", "get"],
+            ),
             rule(&[""], &["services", "configmaps"], &["list", "get"]),
             rule(&["apps"], &["deployments"], &["watch", "get", "create"]),
-            rule(&["db.example.com"], &["mysqlclusters"], &["update", "patch"]),
+            rule(
+                &["db.example.com"],
+                &["mysqlclusters"],
+                &["update", "patch"],
+            ),
             Rule {
                 urls: vec!["/metrics".into()],
                 verbs: vec!["get".into()],
@@ -323,8 +337,8 @@ mod tests {
         assert_eq!(
             merged,
             [
-                rule(&[""], &["c"], &["get"]),
                 rule(&[""], &["a", "b"], &["get", "list"]),
+                rule(&[""], &["c"], &["get"]),
                 rule(&["apps"], &["a", "b"], &["get", "list"]),
             ]
         );

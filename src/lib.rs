@@ -13,6 +13,7 @@ pub mod model;
 pub mod plan;
 pub mod project;
 pub mod prompt;
+pub mod rustfmt;
 pub mod scaffold;
 pub mod shell;
 pub mod templates;

@@ -169,7 +169,9 @@ fn read_existing(path: &Path) -> std::io::Result<Option<String>> {
     match fs::read_to_string(path) {
         Ok(text) => Ok(Some(text)),
         // A file standing where a parent directory should be surfaces when writing.
-        Err(err) if matches!(err.kind(), ErrorKind::NotFound | ErrorKind::NotADirectory) => Ok(None),
+        Err(err) if matches!(err.kind(), ErrorKind::NotFound | ErrorKind::NotADirectory) => {
+            Ok(None)
+        }
         Err(err) => Err(err),
     }
 }

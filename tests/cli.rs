@@ -13,7 +13,10 @@ fn fails_unchanged(dir: &std::path::Path, args: &[&str], code: i32, needles: &[&
     let assert = opgen(dir).args(args).assert().code(code);
     let stderr = String::from_utf8_lossy(&assert.get_output().stderr).into_owned();
     for needle in needles {
-        assert!(stderr.contains(needle), "stderr of {args:?} lacks {needle:?}:\n{stderr}");
+        assert!(
+            stderr.contains(needle),
+            "stderr of {args:?} lacks {needle:?}:\n{stderr}"
+        );
     }
     assert!(read_tree(dir) == before, "{args:?} changed the tree");
 }
@@ -48,7 +51,10 @@ fn version_and_completions() {
         .arg("--version")
         .assert()
         .success()
-        .stdout(predicate::str::starts_with(format!("opgen {}", env!("CARGO_PKG_VERSION"))));
+        .stdout(predicate::str::starts_with(format!(
+            "opgen {}",
+            env!("CARGO_PKG_VERSION")
+        )));
     opgen(temp.path())
         .args(["completions", "bash"])
         .assert()
@@ -62,21 +68,62 @@ fn init_refuses_bad_input_and_writes_nothing() {
     let dir = temp.path();
     std::fs::create_dir(dir.join("Bad_Name")).unwrap();
     let cases: &[(&[&str], i32, &[&str])] = &[
-        (&["init", "demo", "--domain", "Example.com"], 1, &["invalid domain `Example.com`"]),
-        (&["init", "demo", "--domain", "example..com"], 1, &["empty part"]),
-        (&["init", "demo"], 1, &["missing --domain", "--domain example.com"]),
         (
-            &["init", "demo", "--domain", "example.com", "--project-name", "Demo"],
+            &["init", "demo", "--domain", "Example.com"],
+            1,
+            &["invalid domain `Example.com`"],
+        ),
+        (
+            &["init", "demo", "--domain", "example..com"],
+            1,
+            &["empty part"],
+        ),
+        (
+            &["init", "demo"],
+            1,
+            &["missing --domain", "--domain example.com"],
+        ),
+        (
+            &[
+                "init",
+                "demo",
+                "--domain",
+                "example.com",
+                "--project-name",
+                "Demo",
+            ],
             1,
             &["invalid project name `Demo`", "--project-name"],
         ),
-        (&["init", "Bad_Name", "--domain", "example.com"], 1, &["invalid project name `Bad_Name`", "--project-name"]),
         (
-            &["init", "demo", "--domain", "example.com", "--kubernetes-version", "1.32"],
+            &["init", "Bad_Name", "--domain", "example.com"],
+            1,
+            &["invalid project name `Bad_Name`", "--project-name"],
+        ),
+        (
+            &[
+                "init",
+                "demo",
+                "--domain",
+                "example.com",
+                "--kubernetes-version",
+                "1.32",
+            ],
             1,
             &["supports 1.33 to 1.37"],
         ),
-        (&["init", "demo", "--domain", "example.com", "--license", "gpl"], 2, &["invalid value 'gpl'"]),
+        (
+            &[
+                "init",
+                "demo",
+                "--domain",
+                "example.com",
+                "--license",
+                "gpl",
+            ],
+            2,
+            &["invalid value 'gpl'"],
+        ),
     ];
     for (args, code, needles) in cases {
         fails_unchanged(dir, args, *code, needles);
@@ -93,7 +140,12 @@ fn init_refuses_an_existing_project_or_crate() {
         for force in [&[][..], &["--force"][..]] {
             let mut args = vec!["init", "--domain", "example.com", "--project-name", "demo"];
             args.extend(force);
-            fails_unchanged(&dir, &args, 1, &[&format!("already holds a {marker}"), "opgen create api"]);
+            fails_unchanged(
+                &dir,
+                &args,
+                1,
+                &[&format!("already holds a {marker}"), "opgen create api"],
+            );
         }
     }
 }
@@ -104,14 +156,22 @@ fn init_needs_force_for_a_non_empty_directory_and_keeps_existing_files() {
     let dir = temp.path().join("demo");
     std::fs::create_dir_all(dir.join(".git")).unwrap();
     std::fs::write(dir.join("README.md"), "my notes\n").unwrap();
-    fails_unchanged(&dir, &["init", "--domain", "example.com"], 1, &["is not empty", "--force"]);
+    fails_unchanged(
+        &dir,
+        &["init", "--domain", "example.com"],
+        1,
+        &["is not empty", "--force"],
+    );
 
     opgen(&dir)
         .args(["init", "--domain", "example.com", "--force"])
         .assert()
         .success()
         .stderr(predicate::str::contains("Skipping README.md"));
-    assert_eq!(std::fs::read_to_string(dir.join("README.md")).unwrap(), "my notes\n");
+    assert_eq!(
+        std::fs::read_to_string(dir.join("README.md")).unwrap(),
+        "my notes\n"
+    );
     assert!(dir.join("PROJECT").is_file());
 }
 
@@ -120,8 +180,15 @@ fn init_in_an_empty_git_directory_needs_no_force() {
     let temp = tempfile::tempdir().unwrap();
     let dir = temp.path().join("demo");
     std::fs::create_dir_all(dir.join(".git")).unwrap();
-    opgen(&dir).args(["init", "--domain", "example.com"]).assert().success();
-    assert!(std::fs::read_to_string(dir.join("PROJECT")).unwrap().contains("projectName: demo"));
+    opgen(&dir)
+        .args(["init", "--domain", "example.com"])
+        .assert()
+        .success();
+    assert!(
+        std::fs::read_to_string(dir.join("PROJECT"))
+            .unwrap()
+            .contains("projectName: demo")
+    );
 }
 
 #[test]
@@ -171,7 +238,16 @@ fn create_api_outside_a_project_says_how_to_start() {
     let temp = tempfile::tempdir().unwrap();
     fails_unchanged(
         temp.path(),
-        &["create", "api", "--group", "db", "--version", "v1", "--kind", "Thing"],
+        &[
+            "create",
+            "api",
+            "--group",
+            "db",
+            "--version",
+            "v1",
+            "--kind",
+            "Thing",
+        ],
         1,
         &["not inside an opgen project", "opgen init"],
     );
@@ -180,55 +256,177 @@ fn create_api_outside_a_project_says_how_to_start() {
 #[test]
 fn create_api_refuses_bad_input_and_writes_nothing() {
     let project = Project::init("demo", &[]);
-    project.create_api(&["--group", "db", "--version", "v1alpha1", "--kind", "MySQLCluster"]);
+    project.create_api(&[
+        "--group",
+        "db",
+        "--version",
+        "v1alpha1",
+        "--kind",
+        "MySQLCluster",
+    ]);
     let api = |extra: &[&'static str]| {
         let mut args = vec!["create", "api"];
         args.extend(extra);
         args
     };
     let cases: Vec<(Vec<&str>, i32, Vec<&str>)> = vec![
-        (api(&["--group", "db", "--version", "v1"]), 1, vec!["missing --kind"]),
-        (api(&["--group", "db", "--kind", "Thing"]), 1, vec!["missing --version"]),
-        (api(&["--version", "v1", "--kind", "Thing"]), 1, vec!["missing --group"]),
-        (api(&["--group", "db", "--version", "v1", "--kind", "thing"]), 1, vec!["invalid kind `thing`", "PascalCase"]),
-        (api(&["--group", "db", "--version", "v1", "--kind", "My-Thing"]), 1, vec!["only ASCII letters and digits"]),
-        (api(&["--group", "db", "--version", "v1", "--kind", "Self"]), 1, vec!["clashes"]),
-        (api(&["--group", "Db", "--version", "v1", "--kind", "Thing"]), 1, vec!["invalid group `Db`"]),
-        (api(&["--group", "db.io", "--version", "v1", "--kind", "Thing"]), 1, vec!["invalid group `db.io`"]),
-        (api(&["--group", "db", "--version", "1", "--kind", "Thing"]), 1, vec!["invalid version `1`", "v1alpha1"]),
-        (api(&["--group", "db", "--version", "v1beta", "--kind", "Thing"]), 1, vec!["invalid version `v1beta`"]),
-        (api(&["--group", "db", "--version", "v1", "--kind", "Thing", "--plural", "Things"]), 1, vec!["invalid resource name `Things`"]),
         (
-            api(&["--group", "db", "--version", "v1alpha1", "--kind", "MySQLCluster"]),
+            api(&["--group", "db", "--version", "v1"]),
+            1,
+            vec!["missing --kind"],
+        ),
+        (
+            api(&["--group", "db", "--kind", "Thing"]),
+            1,
+            vec!["missing --version"],
+        ),
+        (
+            api(&["--version", "v1", "--kind", "Thing"]),
+            1,
+            vec!["missing --group"],
+        ),
+        (
+            api(&["--group", "db", "--version", "v1", "--kind", "thing"]),
+            1,
+            vec!["invalid kind `thing`", "PascalCase"],
+        ),
+        (
+            api(&["--group", "db", "--version", "v1", "--kind", "My-Thing"]),
+            1,
+            vec!["only ASCII letters and digits"],
+        ),
+        (
+            api(&["--group", "db", "--version", "v1", "--kind", "Self"]),
+            1,
+            vec!["clashes"],
+        ),
+        (
+            api(&["--group", "Db", "--version", "v1", "--kind", "Thing"]),
+            1,
+            vec!["invalid group `Db`"],
+        ),
+        (
+            api(&["--group", "db.io", "--version", "v1", "--kind", "Thing"]),
+            1,
+            vec!["invalid group `db.io`"],
+        ),
+        (
+            api(&["--group", "db", "--version", "1", "--kind", "Thing"]),
+            1,
+            vec!["invalid version `1`", "v1alpha1"],
+        ),
+        (
+            api(&["--group", "db", "--version", "v1beta", "--kind", "Thing"]),
+            1,
+            vec!["invalid version `v1beta`"],
+        ),
+        (
+            api(&[
+                "--group",
+                "db",
+                "--version",
+                "v1",
+                "--kind",
+                "Thing",
+                "--plural",
+                "Things",
+            ]),
+            1,
+            vec!["invalid resource name `Things`"],
+        ),
+        (
+            api(&[
+                "--group",
+                "db",
+                "--version",
+                "v1alpha1",
+                "--kind",
+                "MySQLCluster",
+            ]),
             1,
             vec!["already exists in PROJECT"],
         ),
         (
-            api(&["--group", "db", "--version", "v1", "--kind", "MySQLCluster", "--controller"]),
+            api(&[
+                "--group",
+                "db",
+                "--version",
+                "v1",
+                "--kind",
+                "MySQLCluster",
+                "--controller",
+            ]),
             1,
             vec!["already has a controller", "--controller=false"],
         ),
         (
-            api(&["--group", "db", "--version", "v1", "--kind", "MySQLCluster", "--plural", "clusters"]),
+            api(&[
+                "--group",
+                "db",
+                "--version",
+                "v1",
+                "--kind",
+                "MySQLCluster",
+                "--plural",
+                "clusters",
+            ]),
             1,
             vec!["--plural `clusters` differs from `mysqlclusters`"],
         ),
         (
-            api(&["--group", "db", "--version", "v1", "--kind", "MySQLCluster", "--namespaced=false"]),
+            api(&[
+                "--group",
+                "db",
+                "--version",
+                "v1",
+                "--kind",
+                "MySQLCluster",
+                "--namespaced=false",
+            ]),
             1,
             vec!["--namespaced `false` differs"],
         ),
         (
-            api(&["--group", "db", "--version", "v2", "--kind", "Other", "--resource=false"]),
+            api(&[
+                "--group",
+                "db",
+                "--version",
+                "v2",
+                "--kind",
+                "Other",
+                "--resource=false",
+            ]),
             1,
             vec!["--resource=false needs the types", "opgen create api"],
         ),
         (
-            api(&["--group", "db", "--version", "v1", "--kind", "Msc", "--short-name", "msc"]),
+            api(&[
+                "--group",
+                "db",
+                "--version",
+                "v1",
+                "--kind",
+                "Msc",
+                "--short-name",
+                "msc",
+            ]),
             1,
             vec!["short name `msc`"],
         ),
-        (api(&["--group", "db", "--version", "v1", "--kind", "Thing", "--namespaced", "false"]), 2, vec!["unexpected argument"]),
+        (
+            api(&[
+                "--group",
+                "db",
+                "--version",
+                "v1",
+                "--kind",
+                "Thing",
+                "--namespaced",
+                "false",
+            ]),
+            2,
+            vec!["unexpected argument"],
+        ),
     ];
     for (args, code, needles) in cases {
         fails_unchanged(&project.root, &args, code, &needles);
@@ -239,11 +437,22 @@ fn create_api_refuses_bad_input_and_writes_nothing() {
 fn create_api_reports_a_malformed_project_file_with_its_line() {
     let project = Project::init("demo", &[]);
     let path = project.root.join("PROJECT");
-    let text = std::fs::read_to_string(&path).unwrap().replace("domain: example.com", "domain: Example.com");
+    let text = std::fs::read_to_string(&path)
+        .unwrap()
+        .replace("domain: example.com", "domain: Example.com");
     std::fs::write(&path, text).unwrap();
     fails_unchanged(
         &project.root,
-        &["create", "api", "--group", "db", "--version", "v1", "--kind", "Thing"],
+        &[
+            "create",
+            "api",
+            "--group",
+            "db",
+            "--version",
+            "v1",
+            "--kind",
+            "Thing",
+        ],
         1,
         &["PROJECT:", "invalid domain `Example.com`"],
     );
@@ -255,8 +464,22 @@ fn create_api_never_overwrites_user_files_without_force() {
     let types = project.root.join("api/src/db/v1/thing.rs");
     std::fs::create_dir_all(types.parent().unwrap()).unwrap();
     std::fs::write(&types, "// mine\n").unwrap();
-    let args = ["create", "api", "--group", "db", "--version", "v1", "--kind", "Thing"];
-    fails_unchanged(&project.root, &args, 1, &["api/src/db/v1/thing.rs already exists", "--force"]);
+    let args = [
+        "create",
+        "api",
+        "--group",
+        "db",
+        "--version",
+        "v1",
+        "--kind",
+        "Thing",
+    ];
+    fails_unchanged(
+        &project.root,
+        &args,
+        1,
+        &["api/src/db/v1/thing.rs already exists", "--force"],
+    );
 
     // --dry-run --force shows the diff of what would be overwritten, and writes nothing.
     let before = project.tree();
@@ -271,18 +494,38 @@ fn create_api_never_overwrites_user_files_without_force() {
     assert!(project.tree() == before);
 
     project.opgen().args(args).arg("--force").assert().success();
-    assert!(project.read("api/src/db/v1/thing.rs").contains("pub struct ThingSpec"));
+    assert!(
+        project
+            .read("api/src/db/v1/thing.rs")
+            .contains("pub struct ThingSpec")
+    );
 }
 
 #[test]
 fn create_api_refuses_to_regenerate_a_generated_file_edited_by_hand() {
     let project = Project::init("demo", &[]);
-    std::fs::write(project.root.join("src/controllers/mod.rs"), "// my own wiring\n").unwrap();
+    std::fs::write(
+        project.root.join("src/controllers/mod.rs"),
+        "// my own wiring\n",
+    )
+    .unwrap();
     fails_unchanged(
         &project.root,
-        &["create", "api", "--group", "db", "--version", "v1", "--kind", "Thing"],
+        &[
+            "create",
+            "api",
+            "--group",
+            "db",
+            "--version",
+            "v1",
+            "--kind",
+            "Thing",
+        ],
         1,
-        &["src/controllers/mod.rs no longer carries opgen's", "Restore the header"],
+        &[
+            "src/controllers/mod.rs no longer carries opgen's",
+            "Restore the header",
+        ],
     );
 }
 
@@ -292,7 +535,17 @@ fn create_api_dry_run_shows_changes_and_writes_nothing() {
     let before = project.tree();
     project
         .opgen()
-        .args(["create", "api", "--group", "db", "--version", "v1", "--kind", "Thing", "--dry-run"])
+        .args([
+            "create",
+            "api",
+            "--group",
+            "db",
+            "--version",
+            "v1",
+            "--kind",
+            "Thing",
+            "--dry-run",
+        ])
         .assert()
         .success()
         .stderr(predicate::str::contains("Creating api/src/db/v1/thing.rs"))
@@ -307,7 +560,16 @@ fn create_api_works_from_a_subdirectory() {
     project
         .opgen()
         .current_dir(project.root.join("src"))
-        .args(["create", "api", "--group", "db", "--version", "v1", "--kind", "Thing"])
+        .args([
+            "create",
+            "api",
+            "--group",
+            "db",
+            "--version",
+            "v1",
+            "--kind",
+            "Thing",
+        ])
         .assert()
         .success();
     assert!(project.root.join("api/src/db/v1/thing.rs").is_file());

@@ -26,7 +26,10 @@ fn snapshot_files(scenario: &str, tree: &BTreeMap<String, Vec<u8>>) {
 }
 
 /// The files a step created or changed: what `create api` wrote.
-fn changed_files(before: &BTreeMap<String, Vec<u8>>, after: BTreeMap<String, Vec<u8>>) -> BTreeMap<String, Vec<u8>> {
+fn changed_files(
+    before: &BTreeMap<String, Vec<u8>>,
+    after: BTreeMap<String, Vec<u8>>,
+) -> BTreeMap<String, Vec<u8>> {
     after
         .into_iter()
         .filter(|(path, bytes)| before.get(path) != Some(bytes))
@@ -43,7 +46,15 @@ fn init_cluster_wide() {
 fn init_namespaced_newest_kubernetes_mit() {
     let project = Project::init(
         "demo-operator",
-        &["--namespaced", "--kubernetes-version", "1.37", "--license", "mit", "--owner", "Jane Doe"],
+        &[
+            "--namespaced",
+            "--kubernetes-version",
+            "1.37",
+            "--license",
+            "mit",
+            "--owner",
+            "Jane Doe",
+        ],
     );
     snapshot_files("init_namespaced", &project.tree());
 }
@@ -60,7 +71,14 @@ fn init_without_license() {
 fn create_api_namespaced_kind() {
     let project = Project::init("demo-operator", &[]);
     let before = project.tree();
-    project.create_api(&["--group", "db", "--version", "v1alpha1", "--kind", "MySQLCluster"]);
+    project.create_api(&[
+        "--group",
+        "db",
+        "--version",
+        "v1alpha1",
+        "--kind",
+        "MySQLCluster",
+    ]);
     snapshot_files("api_namespaced", &changed_files(&before, project.tree()));
 }
 
@@ -68,17 +86,38 @@ fn create_api_namespaced_kind() {
 fn create_api_cluster_scoped_kind() {
     let project = Project::init("demo-operator", &[]);
     let before = project.tree();
-    project.create_api(&["--group", "ops", "--version", "v1", "--kind", "BackupPolicy", "--namespaced=false"]);
-    snapshot_files("api_cluster_scoped", &changed_files(&before, project.tree()));
+    project.create_api(&[
+        "--group",
+        "ops",
+        "--version",
+        "v1",
+        "--kind",
+        "BackupPolicy",
+        "--namespaced=false",
+    ]);
+    snapshot_files(
+        "api_cluster_scoped",
+        &changed_files(&before, project.tree()),
+    );
 }
 
 #[test]
 fn create_api_second_version() {
     let project = Project::init("demo-operator", &[]);
-    project.create_api(&["--group", "db", "--version", "v1alpha1", "--kind", "MySQLCluster"]);
+    project.create_api(&[
+        "--group",
+        "db",
+        "--version",
+        "v1alpha1",
+        "--kind",
+        "MySQLCluster",
+    ]);
     let before = project.tree();
     project.create_api(&["--group", "db", "--version", "v1", "--kind", "MySQLCluster"]);
-    snapshot_files("api_second_version", &changed_files(&before, project.tree()));
+    snapshot_files(
+        "api_second_version",
+        &changed_files(&before, project.tree()),
+    );
 }
 
 #[test]
@@ -86,6 +125,13 @@ fn create_api_same_kind_in_two_groups() {
     let project = Project::init("demo-operator", &[]);
     project.create_api(&["--group", "db", "--version", "v1", "--kind", "Backup"]);
     let before = project.tree();
-    project.create_api(&["--group", "storage", "--version", "v1beta1", "--kind", "Backup"]);
+    project.create_api(&[
+        "--group",
+        "storage",
+        "--version",
+        "v1beta1",
+        "--kind",
+        "Backup",
+    ]);
     snapshot_files("api_two_groups", &changed_files(&before, project.tree()));
 }

@@ -27,7 +27,11 @@ pub fn run(args: CreateApiArgs, shell: &mut Shell) -> anyhow::Result<()> {
     let kind: Kind = prompter.value(args.kind.clone(), "--kind", "Kind (PascalCase)", None)?;
 
     let change = plan_resource(&project, group, version, kind, &args)?;
-    let mut files = scaffold::resource_files(&change.project, &change.resource, change.parts)?;
+    let (mut files, formatted) =
+        scaffold::resource_files(&change.project, &change.resource, change.parts)?;
+    if !formatted {
+        shell.note("rustfmt was not found: run `cargo fmt` once it is installed");
+    }
     files.extend(scaffold::generated_files(&change.project)?);
     let on_conflict = if args.force {
         OnConflict::Overwrite

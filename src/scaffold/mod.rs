@@ -7,6 +7,7 @@ use crate::{
     model::Resource,
     plan::{Owner, PlannedFile},
     project::{self, Project},
+    rustfmt::{self, Formatted},
     templates::Templates,
 };
 use values::{KindValues, ProjectValues, ResourceValues};
@@ -110,11 +111,13 @@ pub struct ResourceParts {
     pub roles: bool,
 }
 
+/// The scaffolded files of one resource. Rust files go through rustfmt; the second value is
+/// false when rustfmt is not installed and they were left as rendered.
 pub fn resource_files(
     project: &Project,
     resource: &Resource,
     parts: ResourceParts,
-) -> anyhow::Result<Vec<PlannedFile>> {
+) -> anyhow::Result<(Vec<PlannedFile>, bool)> {
     let templates = Templates::get();
     let project_values = ProjectValues::new(project);
     let values = ResourceValues {
@@ -134,14 +137,30 @@ pub fn resource_files(
         wanted.push(("resource/editor_role.yaml", resource.role_file("editor")));
         wanted.push(("resource/viewer_role.yaml", resource.role_file("viewer")));
     }
-    wanted
+    let mut files = wanted
         .into_iter()
         .map(|(template, path)| {
-            Ok(PlannedFile::new(
-                path,
-                templates.render(template, &values)?,
-                Owner::Scaffolded,
-            ))
+            let contents = templates.render(template, &values)?;
+            Ok(PlannedFile::new(path, contents, Owner::Scaffolded))
         })
-        .collect()
+        .collect::<anyhow::Result<Vec<_>>>()?;
+    let formatted = format_rust(&mut files)?;
+    Ok((files, formatted))
+}
+
+/// Runs the Rust files among `files` through rustfmt; false when rustfmt is missing.
+fn format_rust(files: &mut [PlannedFile]) -> anyhow::Result<bool> {
+    let mut rust: Vec<&mut PlannedFile> = files
+        .iter_mut()
+        .filter(|f| f.path.ends_with(".rs"))
+        .collect();
+    let sources = rust.iter().map(|file| file.contents.clone()).collect();
+    let (formatted, found) = match rustfmt::format(sources)? {
+        Formatted::Sources(sources) => (sources, true),
+        Formatted::RustfmtMissing(sources) => (sources, false),
+    };
+    for (file, source) in rust.iter_mut().zip(formatted) {
+        file.contents = source;
+    }
+    Ok(found)
 }

@@ -9,7 +9,9 @@ use std::{
 /// `opgen` run in `dir`, never prompting and never colouring.
 pub fn opgen(dir: &Path) -> assert_cmd::Command {
     let mut cmd = assert_cmd::cargo::cargo_bin_cmd!("opgen");
-    cmd.current_dir(dir).env("NO_COLOR", "1").env_remove("CARGO_TARGET_DIR");
+    cmd.current_dir(dir)
+        .env("NO_COLOR", "1")
+        .env_remove("CARGO_TARGET_DIR");
     cmd
 }
 
@@ -22,7 +24,12 @@ pub fn read_tree(dir: &Path) -> BTreeMap<String, Vec<u8>> {
         .map(Result::unwrap)
         .filter(|e| e.file_type().is_file())
         .map(|e| {
-            let rel = e.path().strip_prefix(dir).unwrap().to_string_lossy().replace('\\', "/");
+            let rel = e
+                .path()
+                .strip_prefix(dir)
+                .unwrap()
+                .to_string_lossy()
+                .replace('\\', "/");
             (rel, std::fs::read(e.path()).unwrap())
         })
         .collect()
@@ -52,7 +59,11 @@ impl Project {
 
     /// Runs `opgen create api` with the given flags and expects success.
     pub fn create_api(&self, args: &[&str]) {
-        self.opgen().args(["create", "api"]).args(args).assert().success();
+        self.opgen()
+            .args(["create", "api"])
+            .args(args)
+            .assert()
+            .success();
     }
 
     pub fn read(&self, path: &str) -> String {

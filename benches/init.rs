@@ -28,7 +28,7 @@ fn main() {
     );
     // The first render parses the embedded templates; report it apart from the rest.
     let first = Instant::now();
-    let files = scaffold::project_files(&project).unwrap().len()
+    let files = scaffold::project_files(&project).unwrap().0.len()
         + scaffold::generated_files(&project).unwrap().len();
     println!(
         "first render (parses the templates): {:?}, {files} files",

@@ -24,7 +24,12 @@ pub fn apply(plan: &Plan, shell: &mut Shell) -> anyhow::Result<()> {
             return Err(err.context("nothing was changed: every file written so far was restored"));
         }
     }
-    for change in &plan.changes {
+    // Files left as they were are listed by --dry-run only: here they would bury the changes.
+    for change in plan
+        .changes
+        .iter()
+        .filter(|c| c.action != Action::Unchanged)
+    {
         shell.status(verb(change.action), &change.path);
     }
     Ok(())
@@ -75,10 +80,31 @@ fn write_change(root: &Path, change: &FileChange, journal: &mut Journal) -> anyh
 fn write_atomically(path: &Path, contents: &str) -> std::io::Result<()> {
     let dir = path.parent().expect("planned paths are inside the root");
     let mut temp = tempfile::NamedTempFile::new_in(dir)?;
+    // A temporary file is private (0600); the file it becomes keeps the permissions of the
+    // one it replaces, or gets the usual ones for a new source file.
+    let permissions = match fs::metadata(path) {
+        Ok(existing) => Some(existing.permissions()),
+        Err(_) => new_file_permissions(),
+    };
+    if let Some(permissions) = permissions {
+        temp.as_file().set_permissions(permissions)?;
+    }
     temp.write_all(contents.as_bytes())?;
     temp.as_file().sync_all()?;
     temp.persist(path).map_err(|err| err.error)?;
     Ok(())
+}
+
+#[cfg(unix)]
+fn new_file_permissions() -> Option<fs::Permissions> {
+    use std::os::unix::fs::PermissionsExt;
+    Some(fs::Permissions::from_mode(0o644))
+}
+
+/// Elsewhere a temporary file is not private, and its permissions are fine as they are.
+#[cfg(not(unix))]
+fn new_file_permissions() -> Option<fs::Permissions> {
+    None
 }
 
 /// What was changed so far, to undo it in reverse order.
@@ -145,6 +171,15 @@ mod tests {
             "c"
         );
         assert_eq!(fs::read_to_string(dir.path().join("g.txt")).unwrap(), "new");
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            let mode = fs::metadata(dir.path().join("a/b/c.txt"))
+                .unwrap()
+                .permissions()
+                .mode();
+            assert_eq!(mode & 0o777, 0o644);
+        }
     }
 
     #[test]

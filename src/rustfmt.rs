@@ -1,89 +1,149 @@
 //! Formats scaffolded Rust files with rustfmt.
 //!
-//! The kind's names are filled into long templates (types, controller), and rustfmt wraps
-//! lines differently for `Db` than for `MySQLClusterBackupSchedule`; no template can be
-//! rustfmt-clean for every name. So those files go through rustfmt, one process each, all at
-//! once. The project-level templates are laid out to be clean as rendered and skip this.
+//! Names are filled into long templates (main, types, controller), and rustfmt wraps lines
+//! differently for `Db` than for `MySQLClusterBackupSchedule`: no template can be
+//! rustfmt-clean for every name. So the scaffolded Rust files go through one rustfmt process,
+//! in a scratch copy of their tree. Generated files are laid out to be clean as rendered and
+//! skip this, so that every command renders them identically.
 
 use std::{
-    io::{ErrorKind, Write as _},
-    process::{Command, Stdio},
+    fs,
+    io::ErrorKind,
+    path::{Path, PathBuf},
+    process::Command,
 };
 
 use anyhow::{Context as _, bail};
 
-/// What came out of formatting.
-pub enum Formatted {
-    Sources(Vec<String>),
-    /// rustfmt is not installed; the sources are returned as rendered.
-    RustfmtMissing(Vec<String>),
+use crate::plan::PlannedFile;
+
+/// Formats the `.rs` files among `files` in place. Returns false, leaving them as rendered,
+/// when rustfmt is not installed.
+pub fn format(files: &mut [PlannedFile]) -> anyhow::Result<bool> {
+    let mut rust: Vec<&mut PlannedFile> = files
+        .iter_mut()
+        .filter(|f| f.path.ends_with(".rs"))
+        .collect();
+    if rust.is_empty() {
+        return Ok(true);
+    }
+    let scratch = tempfile::tempdir().context("cannot create a scratch directory for rustfmt")?;
+    let mut paths = Vec::with_capacity(rust.len());
+    for file in &rust {
+        let path = scratch.path().join(&file.path);
+        fs::create_dir_all(path.parent().expect("a file has a parent"))?;
+        fs::write(&path, &file.contents)?;
+        paths.push(path);
+    }
+    // rustfmt follows `mod x;` into x.rs and fails when it is missing (a kind's file that
+    // this command does not write): give it empty stand-ins.
+    for (file, path) in rust.iter().zip(&paths) {
+        for module in declared_modules(&file.contents) {
+            let stand_in = module_path(path, module);
+            if !stand_in.exists() && !stand_in.with_file_name(format!("{module}/mod.rs")).exists() {
+                fs::create_dir_all(stand_in.parent().expect("a file has a parent"))?;
+                fs::write(&stand_in, "")?;
+            }
+        }
+    }
+    let output = match Command::new("rustfmt")
+        .args(["--edition", "2024"])
+        .args(&paths)
+        .output()
+    {
+        Ok(output) => output,
+        Err(err) if err.kind() == ErrorKind::NotFound => return Ok(false),
+        Err(err) => return Err(err).context("cannot run rustfmt"),
+    };
+    if !output.status.success() {
+        bail!(
+            "rustfmt rejected generated code (a bug in opgen, please report it):\n{}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+    }
+    for (file, path) in rust.iter_mut().zip(&paths) {
+        file.contents = fs::read_to_string(path)?;
+    }
+    Ok(true)
 }
 
-/// Formats each source as a Rust 2024 file.
-pub fn format(sources: Vec<String>) -> anyhow::Result<Formatted> {
-    let spawned: Vec<_> = sources
-        .iter()
-        .map(|_| {
-            Command::new("rustfmt")
-                .args(["--edition", "2024", "--emit", "stdout"])
-                .stdin(Stdio::piped())
-                .stdout(Stdio::piped())
-                .stderr(Stdio::piped())
-                .spawn()
-        })
-        .collect();
-    if spawned
-        .iter()
-        .any(|child| matches!(child, Err(err) if err.kind() == ErrorKind::NotFound))
-    {
-        return Ok(Formatted::RustfmtMissing(sources));
-    }
-    let mut formatted = Vec::with_capacity(sources.len());
-    for (child, source) in spawned.into_iter().zip(&sources) {
-        let mut child = child.context("cannot run rustfmt")?;
-        // rustfmt reads all its input before it writes, so writing first cannot deadlock.
-        child
-            .stdin
-            .take()
-            .expect("stdin is piped")
-            .write_all(source.as_bytes())
-            .context("cannot write to rustfmt")?;
-        let output = child.wait_with_output().context("cannot run rustfmt")?;
-        if !output.status.success() {
-            // The rendered template is not valid Rust: a bug in opgen's templates.
-            bail!(
-                "rustfmt rejected generated code (a bug in opgen, please report it):\n{}",
-                String::from_utf8_lossy(&output.stderr)
-            );
-        }
-        formatted.push(String::from_utf8(output.stdout).context("rustfmt printed non-UTF-8")?);
-    }
-    Ok(Formatted::Sources(formatted))
+/// The out-of-line modules a source declares (`mod x;`, `pub mod x;`).
+fn declared_modules(source: &str) -> impl Iterator<Item = &str> {
+    source.lines().filter_map(|line| {
+        let line = line.trim();
+        let rest = line.strip_prefix("pub ").unwrap_or(line);
+        rest.strip_prefix("mod ")?.strip_suffix(';').map(str::trim)
+    })
+}
+
+/// Where rustfmt looks for module `module` declared in the file at `declaring`.
+fn module_path(declaring: &Path, module: &str) -> PathBuf {
+    let dir = declaring.parent().expect("a file has a parent");
+    let stem = declaring
+        .file_stem()
+        .and_then(|s| s.to_str())
+        .unwrap_or_default();
+    let base = if matches!(stem, "mod" | "lib" | "main") {
+        dir.to_path_buf()
+    } else {
+        dir.join(stem)
+    };
+    base.join(format!("{module}.rs"))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::plan::Owner;
+
+    fn file(path: &str, contents: &str) -> PlannedFile {
+        PlannedFile::new(path, contents, Owner::Scaffolded)
+    }
 
     #[test]
-    fn formats_rust_sources() {
-        let sources = vec![
-            "fn  main( ){let x=1;}\n".to_owned(),
-            "pub  mod a;\n".to_owned(),
+    fn formats_rust_files_and_leaves_others() {
+        let mut files = vec![
+            file(
+                "src/main.rs",
+                "mod cli;\nmod missing;\nfn  main( ){cli::run( );}\n",
+            ),
+            file("src/cli.rs", "pub fn run(){let x=1;let _=x;}\n"),
+            file("README.md", "fn  main( ){}\n"),
         ];
-        match format(sources).unwrap() {
-            Formatted::Sources(out) => {
-                assert_eq!(out, ["fn main() {\n    let x = 1;\n}\n", "pub mod a;\n"]);
-            }
-            Formatted::RustfmtMissing(_) => panic!("the test machine has rustfmt"),
-        }
+        assert!(format(&mut files).unwrap(), "the test machine has rustfmt");
+        assert_eq!(
+            files[0].contents,
+            "mod cli;\nmod missing;\nfn main() {\n    cli::run();\n}\n"
+        );
+        assert_eq!(
+            files[1].contents,
+            "pub fn run() {\n    let x = 1;\n    let _ = x;\n}\n"
+        );
+        assert_eq!(files[2].contents, "fn  main( ){}\n");
     }
 
     #[test]
     fn invalid_code_is_reported_as_a_bug() {
-        let err = format(vec!["fn {".to_owned()])
-            .err()
-            .expect("invalid code fails");
+        let err = format(&mut [file("src/lib.rs", "fn {")]).unwrap_err();
         assert!(err.to_string().contains("a bug in opgen"), "{err}");
+    }
+
+    #[test]
+    fn finds_declared_modules_where_rustfmt_looks() {
+        let modules: Vec<&str> =
+            declared_modules("mod a;\npub mod b;\n// mod c;\nfn mod_d() {}\n").collect();
+        assert_eq!(modules, ["a", "b"]);
+        assert_eq!(
+            module_path(Path::new("s/main.rs"), "a"),
+            Path::new("s/a.rs")
+        );
+        assert_eq!(
+            module_path(Path::new("s/db/mod.rs"), "a"),
+            Path::new("s/db/a.rs")
+        );
+        assert_eq!(
+            module_path(Path::new("s/db.rs"), "a"),
+            Path::new("s/db/a.rs")
+        );
     }
 }

@@ -27,12 +27,11 @@ pub fn run(args: CreateApiArgs, shell: &mut Shell) -> anyhow::Result<()> {
     let kind: Kind = prompter.value(args.kind.clone(), "--kind", "Kind (PascalCase)", None)?;
 
     let change = plan_resource(&project, group, version, kind, &args)?;
-    let (mut files, formatted) =
+    let (files, formatted) =
         scaffold::resource_files(&change.project, &change.resource, change.parts)?;
     if !formatted {
         shell.note("rustfmt was not found: run `cargo fmt` once it is installed");
     }
-    files.extend(scaffold::generated_files(&change.project)?);
     let on_conflict = if args.force {
         OnConflict::Overwrite
     } else {
@@ -151,6 +150,11 @@ fn new_resource(
     let namespaced = args
         .namespaced
         .unwrap_or(first.is_none_or(|f| f.namespaced));
+    if !namespaced && project.namespaced() {
+        bail!(
+            "{kind} cannot be cluster-scoped in this project: its operator is namespaced (`opgen init --namespaced`), so it watches one namespace with a Role, and a Role cannot grant access to cluster-scoped objects\n\nDrop --namespaced=false, or keep cluster-scoped kinds in a cluster-wide operator"
+        );
+    }
     if let Some(first) = first {
         let differs = |what: &str, given: String, kept: String| {
             anyhow::anyhow!(

@@ -7,14 +7,30 @@ use crate::{
     model::Resource,
     plan::{Owner, PlannedFile},
     project::{self, Project},
-    rustfmt::{self, Formatted},
+    rustfmt,
     templates::Templates,
 };
 use values::{KindValues, ProjectValues, ResourceValues};
 
+/// Everything `init` writes: the scaffolded project and the generated files. The second
+/// value is false when rustfmt is not installed and Rust files were left as rendered.
+pub fn init_files(project: &Project) -> anyhow::Result<(Vec<PlannedFile>, bool)> {
+    let mut files = project_files(project)?;
+    files.extend(render_generated(project)?);
+    let formatted = rustfmt::format(&mut files)?;
+    Ok((files, formatted))
+}
+
+/// The files opgen owns, rebuilt from `PROJECT` (see [`render_generated`]), formatted.
+pub fn generated_files(project: &Project) -> anyhow::Result<Vec<PlannedFile>> {
+    let mut files = render_generated(project)?;
+    rustfmt::format(&mut files)?;
+    Ok(files)
+}
+
 /// The scaffolded files of a new project: everything under `templates/project/`, at the same
 /// path, plus the license.
-pub fn project_files(project: &Project) -> anyhow::Result<Vec<PlannedFile>> {
+fn project_files(project: &Project) -> anyhow::Result<Vec<PlannedFile>> {
     let templates = Templates::get();
     let values = ProjectValues::new(project);
     let mut files = templates
@@ -40,7 +56,7 @@ pub fn project_files(project: &Project) -> anyhow::Result<Vec<PlannedFile>> {
 
 /// The files opgen owns, rebuilt from `PROJECT`: the api crate's module tree and CRD list,
 /// the controllers' module tree, and the kustomizations that list per-kind files.
-pub fn generated_files(project: &Project) -> anyhow::Result<Vec<PlannedFile>> {
+fn render_generated(project: &Project) -> anyhow::Result<Vec<PlannedFile>> {
     let templates = Templates::get();
     let values = ProjectValues::new(project);
     let mut files = vec![PlannedFile::new(
@@ -111,8 +127,9 @@ pub struct ResourceParts {
     pub roles: bool,
 }
 
-/// The scaffolded files of one resource. Rust files go through rustfmt; the second value is
-/// false when rustfmt is not installed and they were left as rendered.
+/// Everything `create api` writes: the resource's scaffolded files and the generated files
+/// of the updated project. The second value is false when rustfmt is not installed and Rust
+/// files were left as rendered.
 pub fn resource_files(
     project: &Project,
     resource: &Resource,
@@ -144,23 +161,7 @@ pub fn resource_files(
             Ok(PlannedFile::new(path, contents, Owner::Scaffolded))
         })
         .collect::<anyhow::Result<Vec<_>>>()?;
-    let formatted = format_rust(&mut files)?;
+    files.extend(render_generated(project)?);
+    let formatted = rustfmt::format(&mut files)?;
     Ok((files, formatted))
-}
-
-/// Runs the Rust files among `files` through rustfmt; false when rustfmt is missing.
-fn format_rust(files: &mut [PlannedFile]) -> anyhow::Result<bool> {
-    let mut rust: Vec<&mut PlannedFile> = files
-        .iter_mut()
-        .filter(|f| f.path.ends_with(".rs"))
-        .collect();
-    let sources = rust.iter().map(|file| file.contents.clone()).collect();
-    let (formatted, found) = match rustfmt::format(sources)? {
-        Formatted::Sources(sources) => (sources, true),
-        Formatted::RustfmtMissing(sources) => (sources, false),
-    };
-    for (file, source) in rust.iter_mut().zip(formatted) {
-        file.contents = source;
-    }
-    Ok(found)
 }

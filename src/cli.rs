@@ -5,7 +5,7 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand};
 
-use crate::model::License;
+use crate::model::{License, Workload};
 
 #[derive(Debug, Parser)]
 #[command(
@@ -124,6 +124,22 @@ pub struct CreateApiArgs {
     /// Make this version the one etcd stores (default: the newest version of the kind)
     #[arg(long, value_name = "BOOL", num_args = 0..=1, require_equals = true, default_missing_value = "true")]
     pub storage: Option<bool>,
+    /// Scaffold an operand: the kind runs this container image (e.g. mysql:8.0) in a
+    /// Deployment or StatefulSet that its controller keeps at the declared state
+    #[arg(long, help_heading = "Operand")]
+    pub image: Option<String>,
+    /// The workload that runs the image
+    #[arg(long, value_enum, requires = "image", help_heading = "Operand")]
+    pub workload: Option<Workload>,
+    /// The container port; a Service exposes it (no port: no Service)
+    #[arg(long, requires = "image", value_parser = clap::value_parser!(u16).range(1..), help_heading = "Operand")]
+    pub port: Option<u16>,
+    /// The UID the container runs as (default: the image's user, which must not be root)
+    #[arg(long, value_name = "UID", requires = "image", help_heading = "Operand")]
+    pub run_as_user: Option<i64>,
+    /// The container's command, comma-separated (e.g. "memcached,-m=64,-vv")
+    #[arg(long, requires = "image", help_heading = "Operand")]
+    pub command: Option<String>,
     /// Overwrite scaffolded files that already exist (see the diff first with --dry-run)
     #[arg(long)]
     pub force: bool,

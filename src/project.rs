@@ -212,6 +212,7 @@ mod tests {
             namespaced: true,
             controller: storage,
             storage,
+            operand: None,
         }
     }
 

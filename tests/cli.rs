@@ -215,7 +215,7 @@ fn init_failing_midway_restores_the_directory() {
         &dir,
         &["init", "--domain", "example.com", "--force"],
         1,
-        &["nothing was changed", "cannot create"],
+        &["nothing was changed", "cannot write"],
     );
 }
 
@@ -550,7 +550,7 @@ fn create_api_dry_run_shows_changes_and_writes_nothing() {
         .success()
         .stderr(predicate::str::contains("Creating api/src/db/v1/thing.rs"))
         .stderr(predicate::str::contains("Updating PROJECT"))
-        .stdout(predicate::str::contains("+  - group: db"));
+        .stdout(predicate::str::contains("+- group: db"));
     assert!(project.tree() == before);
 }
 

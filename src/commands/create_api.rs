@@ -4,7 +4,7 @@ use anyhow::{Context as _, bail};
 
 use crate::{
     cli::CreateApiArgs,
-    model::{Group, Kind, Resource, ResourceName, Version},
+    model::{Group, Kind, Operand, Resource, ResourceName, Version},
     plan::{OnConflict, Plan},
     project::Project,
     prompt::Prompter,
@@ -69,6 +69,9 @@ pub fn plan_resource(
     let existing = versions.iter().find(|r| r.version == version).copied();
     let first = versions.first().copied();
     let with_types = args.resource.unwrap_or(true);
+    if !with_types && args.image.is_some() {
+        bail!("--image describes new types, so it cannot go with --resource=false");
+    }
     let other_controller = versions
         .iter()
         .find(|r| r.controller && r.version != version)
@@ -193,6 +196,14 @@ fn new_resource(
             clash.kind
         );
     }
+    let operand = match (&args.image, first) {
+        (Some(_), Some(first)) => bail!(
+            "--image is set by the first version of a kind, and {kind} {group}/{} has it already\n\nDrop --image and the other operand flags: the new version keeps the kind's operand",
+            first.version
+        ),
+        (Some(image), None) => Some(operand(image, args)?),
+        (None, first) => first.and_then(|f| f.operand.clone()),
+    };
     Ok(Resource {
         group,
         version,
@@ -202,6 +213,36 @@ fn new_resource(
         namespaced,
         controller: false,
         storage: false,
+        operand,
+    })
+}
+
+/// The application of an operand kind, from `--image` and its companion flags.
+fn operand(image: &str, args: &CreateApiArgs) -> anyhow::Result<Operand> {
+    if args.run_as_user == Some(0) || args.run_as_user.is_some_and(|uid| uid < 0) {
+        bail!(
+            "invalid --run-as-user `{}`: the pods run as non-root, so the UID must be a positive number\n\nPick the image's non-root UID (e.g. 999 for mysql), or drop the flag",
+            args.run_as_user.unwrap_or_default()
+        );
+    }
+    let command = match &args.command {
+        Some(command) => {
+            let parts: Vec<String> = command.split(',').map(|p| p.trim().to_owned()).collect();
+            if parts.iter().any(String::is_empty) {
+                bail!(
+                    "invalid --command `{command}`: it is a comma-separated list of non-empty arguments, e.g. \"memcached,-m=64\""
+                );
+            }
+            parts
+        }
+        None => Vec::new(),
+    };
+    Ok(Operand {
+        image: image.parse()?,
+        workload: args.workload.unwrap_or_default(),
+        port: args.port,
+        run_as_user: args.run_as_user,
+        command,
     })
 }
 

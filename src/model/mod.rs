@@ -5,9 +5,11 @@
 mod dns;
 mod domain;
 mod group;
+mod image;
 mod kind;
 mod kubernetes_version;
 mod license;
+mod operand;
 mod project_name;
 mod resource;
 mod resource_name;
@@ -16,9 +18,11 @@ mod version;
 
 pub use domain::Domain;
 pub use group::Group;
+pub use image::ImageRef;
 pub use kind::Kind;
 pub use kubernetes_version::KubernetesVersion;
 pub use license::License;
+pub use operand::{Operand, Workload};
 pub use project_name::ProjectName;
 pub use resource::Resource;
 pub use resource_name::ResourceName;

@@ -1,6 +1,6 @@
 use serde::{Deserialize, Serialize};
 
-use super::{Domain, Group, Kind, ResourceName, Version};
+use super::{Domain, Group, Kind, Operand, ResourceName, Version};
 
 /// One version of one kind, as `PROJECT` records it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -16,6 +16,9 @@ pub struct Resource {
     pub controller: bool,
     /// The version etcd stores; exactly one version of each kind has it.
     pub storage: bool,
+    /// The application the kind runs (`create api --image`), if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub operand: Option<Operand>,
 }
 
 impl Resource {

@@ -142,22 +142,37 @@ pub fn resource_files(
         kind: KindValues::new(project, resource),
         version: resource.version.to_string(),
     };
-    let mut wanted: Vec<(&str, String)> = Vec::new();
+    // An operand kind (`--image`) has its own types, controller and sample.
+    let flavour = if values.kind.operand.is_some() {
+        "resource/operand"
+    } else {
+        "resource"
+    };
+    let mut wanted: Vec<(String, String)> = Vec::new();
     if parts.types {
-        wanted.push(("resource/types.rs", resource.api_file()));
-        wanted.push(("resource/sample.yaml", resource.sample_file()));
+        wanted.push((format!("{flavour}/types.rs"), resource.api_file()));
+        wanted.push((format!("{flavour}/sample.yaml"), resource.sample_file()));
     }
     if parts.controller {
-        wanted.push(("resource/controller.rs", resource.controller_file()));
+        wanted.push((
+            format!("{flavour}/controller.rs"),
+            resource.controller_file(),
+        ));
     }
     if parts.roles {
-        wanted.push(("resource/editor_role.yaml", resource.role_file("editor")));
-        wanted.push(("resource/viewer_role.yaml", resource.role_file("viewer")));
+        wanted.push((
+            "resource/editor_role.yaml".into(),
+            resource.role_file("editor"),
+        ));
+        wanted.push((
+            "resource/viewer_role.yaml".into(),
+            resource.role_file("viewer"),
+        ));
     }
     let mut files = wanted
         .into_iter()
         .map(|(template, path)| {
-            let contents = templates.render(template, &values)?;
+            let contents = templates.render(&template, &values)?;
             Ok(PlannedFile::new(path, contents, Owner::Scaffolded))
         })
         .collect::<anyhow::Result<Vec<_>>>()?;

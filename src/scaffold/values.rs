@@ -4,7 +4,7 @@
 use serde::Serialize;
 
 use crate::{
-    model::{License, Resource},
+    model::{License, Operand, Resource, Workload},
     project::Project,
 };
 
@@ -25,6 +25,8 @@ pub struct ProjectValues {
     pub k8s_feature: String,
     /// `1.33`
     pub k8s_version: String,
+    /// `33`: templates use it where k8s-openapi's struct shapes differ between versions.
+    pub k8s_minor: u32,
     /// SPDX identifier, absent without a license.
     pub license: Option<&'static str>,
     /// The owner given with `--owner`, else `The <name> Authors`.
@@ -71,6 +73,21 @@ pub struct KindValues {
     pub storage_version: String,
     /// The version the controller watches, when the kind has a controller.
     pub controller_version: Option<String>,
+    /// The application the kind runs, for kinds made with `create api --image`.
+    pub operand: Option<OperandValues>,
+}
+
+/// An operand kind's application (see `model::Operand`).
+#[derive(Debug, Serialize)]
+pub struct OperandValues {
+    /// The default image: `mysql:8.0`.
+    pub image: String,
+    /// `Deployment` or `StatefulSet`, as Kubernetes spells the kind.
+    pub workload: &'static str,
+    pub statefulset: bool,
+    pub port: Option<u16>,
+    pub run_as_user: Option<i64>,
+    pub command: Vec<String>,
 }
 
 #[derive(Debug, Serialize)]
@@ -120,6 +137,7 @@ impl ProjectValues {
             namespaced: project.namespaced(),
             k8s_feature: project.kubernetes_version.feature(),
             k8s_version: project.kubernetes_version.to_string(),
+            k8s_minor: project.kubernetes_version.minor(),
             license: project.license.spdx(),
             copyright_holder: project
                 .owner
@@ -167,6 +185,26 @@ impl KindValues {
                 .iter()
                 .find(|r| r.controller)
                 .map(|r| r.version.to_string()),
+            operand: versions
+                .iter()
+                .find_map(|r| r.operand.as_ref())
+                .map(OperandValues::new),
+        }
+    }
+}
+
+impl OperandValues {
+    fn new(operand: &Operand) -> Self {
+        Self {
+            image: operand.image.to_string(),
+            workload: match operand.workload {
+                Workload::Deployment => "Deployment",
+                Workload::StatefulSet => "StatefulSet",
+            },
+            statefulset: operand.workload == Workload::StatefulSet,
+            port: operand.port,
+            run_as_user: operand.run_as_user,
+            command: operand.command.clone(),
         }
     }
 }

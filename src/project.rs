@@ -202,17 +202,10 @@ mod tests {
     }
 
     fn resource(kind: &str, version: &str, storage: bool) -> Resource {
-        let kind: crate::model::Kind = kind.parse().unwrap();
         Resource {
-            group: "db".parse().unwrap(),
-            version: version.parse().unwrap(),
-            plural: crate::model::ResourceName::plural_of(&kind),
-            short_name: kind.default_short_name().parse().unwrap(),
-            kind,
-            namespaced: true,
             controller: storage,
             storage,
-            operand: None,
+            ..Resource::for_test("db", version, kind)
         }
     }
 

@@ -286,17 +286,9 @@ mod tests {
     /// PROJECT lists a kind whose generated api files do not exist yet.
     fn project_with_a_kind() -> Project {
         let mut project = project(Scope::Cluster);
-        let kind: crate::model::Kind = "MySQLCluster".parse().unwrap();
-        project.resources.push(crate::model::Resource {
-            group: "db".parse().unwrap(),
-            version: "v1".parse().unwrap(),
-            plural: crate::model::ResourceName::plural_of(&kind),
-            short_name: kind.default_short_name().parse().unwrap(),
-            kind,
-            namespaced: true,
-            controller: true,
-            storage: true,
-        });
+        project
+            .resources
+            .push(crate::model::Resource::for_test("db", "v1", "MySQLCluster"));
         project
     }
 

@@ -317,14 +317,10 @@ mod tests {
 
     fn resource(group: &str, kind: &str, plural: &str, version: &str, storage: bool) -> Resource {
         Resource {
-            group: group.parse().unwrap(),
-            version: version.parse().unwrap(),
-            kind: kind.parse().unwrap(),
             plural: plural.parse().unwrap(),
-            short_name: "x".parse().unwrap(),
-            namespaced: true,
             controller: storage,
             storage,
+            ..Resource::for_test(group, version, kind)
         }
     }
 

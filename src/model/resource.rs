@@ -84,3 +84,23 @@ impl Resource {
         )
     }
 }
+
+#[cfg(test)]
+impl Resource {
+    /// A namespaced, stored version with a controller, with the default plural and short
+    /// name; tests change what they need.
+    pub fn for_test(group: &str, version: &str, kind: &str) -> Self {
+        let kind: Kind = kind.parse().unwrap();
+        Self {
+            group: group.parse().unwrap(),
+            version: version.parse().unwrap(),
+            plural: ResourceName::plural_of(&kind),
+            short_name: kind.default_short_name().parse().unwrap(),
+            kind,
+            namespaced: true,
+            controller: true,
+            storage: true,
+            operand: None,
+        }
+    }
+}

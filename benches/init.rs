@@ -28,17 +28,15 @@ fn main() {
     );
     // The first render parses the embedded templates; report it apart from the rest.
     let first = Instant::now();
-    let files = scaffold::project_files(&project).unwrap().0.len()
-        + scaffold::generated_files(&project).unwrap().len();
+    let files = scaffold::init_files(&project).unwrap().0.len();
     println!(
         "first render (parses the templates): {:?}, {files} files",
         first.elapsed()
     );
     report(
-        "render the init plan in process",
+        "render and rustfmt the init files in process",
         time(|| {
-            scaffold::project_files(&project).unwrap();
-            scaffold::generated_files(&project).unwrap();
+            scaffold::init_files(&project).unwrap();
         }),
     );
 

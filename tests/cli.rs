@@ -574,3 +574,156 @@ fn create_api_works_from_a_subdirectory() {
         .success();
     assert!(project.root.join("api/src/db/v1/thing.rs").is_file());
 }
+
+#[test]
+fn create_api_refuses_a_cluster_scoped_kind_in_a_namespaced_operator() {
+    let project = Project::init("demo", &["--namespaced"]);
+    fails_unchanged(
+        &project.root,
+        &[
+            "create",
+            "api",
+            "--group",
+            "ops",
+            "--version",
+            "v1",
+            "--kind",
+            "Thing",
+            "--namespaced=false",
+        ],
+        1,
+        &["cannot be cluster-scoped in this project", "Role"],
+    );
+}
+
+#[test]
+fn create_api_refuses_bad_operand_flags() {
+    let project = Project::init("demo", &[]);
+    project.create_api(&[
+        "--group",
+        "db",
+        "--version",
+        "v1alpha1",
+        "--kind",
+        "MySQLCluster",
+        "--image",
+        "mysql:8.0",
+    ]);
+    let api = |extra: &[&'static str]| {
+        let mut args = vec![
+            "create",
+            "api",
+            "--group",
+            "web",
+            "--version",
+            "v1",
+            "--kind",
+            "Frontend",
+        ];
+        args.extend(extra);
+        args
+    };
+    let cases: Vec<(Vec<&str>, i32, Vec<&str>)> = vec![
+        (
+            api(&["--image", "Nginx:1.27"]),
+            1,
+            vec!["invalid image `Nginx:1.27`", "mysql:8.0"],
+        ),
+        (api(&["--image", "nginx:"]), 1, vec!["is not a valid tag"]),
+        (
+            api(&["--image", "nginx", "--run-as-user", "0"]),
+            1,
+            vec!["invalid --run-as-user `0`", "non-root"],
+        ),
+        (
+            api(&["--image", "nginx", "--command", "nginx,,-g"]),
+            1,
+            vec!["invalid --command"],
+        ),
+        (api(&["--image", "nginx", "--port", "0"]), 2, vec!["--port"]),
+        (
+            api(&["--image", "nginx", "--port", "70000"]),
+            2,
+            vec!["--port"],
+        ),
+        (api(&["--port", "8080"]), 2, vec!["--image"]),
+        (api(&["--workload", "statefulset"]), 2, vec!["--image"]),
+        (
+            api(&["--image", "nginx", "--workload", "daemonset"]),
+            2,
+            vec!["invalid value 'daemonset'"],
+        ),
+        (
+            vec![
+                "create",
+                "api",
+                "--group",
+                "db",
+                "--version",
+                "v1",
+                "--kind",
+                "MySQLCluster",
+                "--image",
+                "mysql:8.4",
+            ],
+            1,
+            vec!["--image is set by the first version of a kind"],
+        ),
+    ];
+    for (args, code, needles) in cases {
+        fails_unchanged(&project.root, &args, code, &needles);
+    }
+}
+
+#[test]
+fn generate_manifests_outside_a_project_says_how_to_start() {
+    let temp = tempfile::tempdir().unwrap();
+    fails_unchanged(
+        temp.path(),
+        &["generate", "manifests"],
+        1,
+        &["not inside an opgen project", "opgen init"],
+    );
+}
+
+#[test]
+fn generate_manifests_reports_a_bad_marker_with_file_and_line_and_writes_nothing() {
+    let project = Project::init("demo", &[]);
+    project.create_api(&["--group", "db", "--version", "v1", "--kind", "Thing"]);
+    let controller = project.root.join("src/controllers/db/thing.rs");
+    let source = std::fs::read_to_string(&controller).unwrap();
+    let bad = "// +opgen:rbac:groups=apps,resources=deployments,verb=get\n";
+    std::fs::write(&controller, format!("{bad}{source}")).unwrap();
+    for args in [
+        &["generate", "manifests"][..],
+        &["generate", "manifests", "--check"][..],
+    ] {
+        fails_unchanged(
+            &project.root,
+            args,
+            1,
+            &[
+                "src/controllers/db/thing.rs:1: unknown key `verb`",
+                bad.trim_end(),
+            ],
+        );
+    }
+}
+
+#[test]
+fn generate_manifests_of_a_project_without_kinds_is_up_to_date() {
+    let project = Project::init("demo", &[]);
+    let before = project.tree();
+    project
+        .opgen()
+        .args(["generate", "manifests", "--check"])
+        .assert()
+        .success()
+        .stderr(predicate::str::contains("up to date"));
+    project
+        .opgen()
+        .args(["generate", "manifests"])
+        .assert()
+        .success();
+    assert!(project.tree() == before);
+}

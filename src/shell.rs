@@ -10,6 +10,8 @@ use anstyle::{AnsiColor, Style};
 pub struct Shell {
     out: Box<dyn Write>,
     err: Box<dyn Write>,
+    /// stderr is an interactive terminal.
+    terminal: bool,
     color: bool,
     quiet: bool,
 }
@@ -21,11 +23,12 @@ impl Shell {
     /// The process's stdout and stderr; colour only when stderr is a terminal and `NO_COLOR`
     /// is not set.
     pub fn stdio(quiet: bool) -> Self {
-        let color = std::io::stderr().is_terminal() && std::env::var_os("NO_COLOR").is_none();
+        let terminal = std::io::stderr().is_terminal();
         Self {
             out: Box::new(std::io::stdout()),
             err: Box::new(std::io::stderr()),
-            color,
+            terminal,
+            color: terminal && std::env::var_os("NO_COLOR").is_none(),
             quiet,
         }
     }
@@ -41,14 +44,15 @@ impl Shell {
         Self {
             out: Box::new(out),
             err: Box::new(err),
+            terminal: false,
             color: false,
             quiet: false,
         }
     }
 
-    /// Whether stderr is an interactive terminal (for progress bars).
-    pub fn is_terminal(&self) -> bool {
-        self.color
+    /// Whether progress may be shown: stderr is an interactive terminal and `--quiet` is off.
+    pub fn shows_progress(&self) -> bool {
+        self.terminal && !self.quiet
     }
 
     /// `    Creating path`: a right-aligned verb, as cargo prints it.
@@ -75,7 +79,14 @@ impl Shell {
         };
     }
 
-    /// Text on stdout: the output a user may pipe (diffs, completions, next steps).
+    /// Guidance for a person on stdout (next steps), left out with `--quiet`.
+    pub fn hint(&mut self, text: &str) {
+        if !self.quiet {
+            self.print(text);
+        }
+    }
+
+    /// Text on stdout: the output a user may pipe (diffs, completions).
     pub fn print(&mut self, text: &str) {
         let _ = self.out.write_all(text.as_bytes());
         let _ = self.out.flush();

@@ -40,7 +40,7 @@ pub fn run(args: CreateApiArgs, shell: &mut Shell) -> anyhow::Result<()> {
     let plan = Plan::new(&root, files, on_conflict)?;
     super::write(&plan, args.write.dry_run, shell)?;
     if !args.write.dry_run {
-        shell.print(&next_steps(&change));
+        shell.hint(&next_steps(&change));
     }
     Ok(())
 }

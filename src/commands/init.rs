@@ -63,7 +63,7 @@ pub fn run(args: InitArgs, shell: &mut Shell) -> anyhow::Result<()> {
     let plan = Plan::new(&dir, files, on_conflict)?;
     super::write(&plan, args.write.dry_run, shell)?;
     if !args.write.dry_run {
-        shell.print(&next_steps(args.dir.as_deref()));
+        shell.hint(&next_steps(args.dir.as_deref()));
     }
     Ok(())
 }

@@ -55,7 +55,7 @@ pub enum CrdgenError {
 
 /// Builds and runs crdgen in the project at `root`, and returns its standard output.
 pub fn run(root: &Path, project: &Project, shell: &Shell) -> Result<String, CrdgenError> {
-    let progress = if shell.is_terminal() {
+    let progress = if shell.shows_progress() {
         Progress::Spinner
     } else {
         Progress::Plain

@@ -182,6 +182,21 @@ impl Project {
     }
 }
 
+#[cfg(test)]
+impl Project {
+    /// A project in domain example.com, on the default Kubernetes version, without kinds.
+    pub fn for_test(name: &str, scope: Scope) -> Self {
+        Self::new(
+            name.parse().unwrap(),
+            "example.com".parse().unwrap(),
+            scope,
+            KubernetesVersion::default(),
+            License::Apache2,
+            None,
+        )
+    }
+}
+
 fn first_line(message: &str) -> &str {
     message.lines().next().unwrap_or(message)
 }
@@ -191,14 +206,7 @@ mod tests {
     use super::*;
 
     fn sample() -> Project {
-        Project::new(
-            "demo".parse().unwrap(),
-            "example.com".parse().unwrap(),
-            Scope::Cluster,
-            KubernetesVersion::default(),
-            License::Apache2,
-            None,
-        )
+        Project::for_test("demo", Scope::Cluster)
     }
 
     fn resource(kind: &str, version: &str, storage: bool) -> Resource {

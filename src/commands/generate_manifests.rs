@@ -171,20 +171,12 @@ fn restore(plan: &Plan) {
 mod tests {
     use super::*;
     use crate::{
-        model::{KubernetesVersion, License},
         project::Scope,
         shell::Buffer,
     };
 
     fn project(scope: Scope) -> Project {
-        Project::new(
-            "demo".parse().unwrap(),
-            "example.com".parse().unwrap(),
-            scope,
-            KubernetesVersion::default(),
-            License::Apache2,
-            None,
-        )
+        Project::for_test("demo", scope)
     }
 
     fn run_in(

@@ -209,19 +209,11 @@ fn display(command: &Command) -> String {
 mod tests {
     use super::*;
     use crate::{
-        model::{KubernetesVersion, License},
         project::Scope,
     };
 
     fn project() -> Project {
-        Project::new(
-            "demo-operator".parse().unwrap(),
-            "example.com".parse().unwrap(),
-            Scope::Cluster,
-            KubernetesVersion::default(),
-            License::Apache2,
-            None,
-        )
+        Project::for_test("demo-operator", Scope::Cluster)
     }
 
     #[test]

@@ -311,7 +311,6 @@ pub fn stale_files(root: &Path, project: &Project) -> anyhow::Result<Vec<String>
 mod tests {
     use super::*;
     use crate::{
-        model::{KubernetesVersion, License},
         project::Scope,
     };
 
@@ -326,14 +325,7 @@ mod tests {
 
     /// MySQLCluster in db (v1alpha1, and v1 stored) and BackupPolicy in ops (v1).
     fn project() -> Project {
-        let mut project = Project::new(
-            "demo".parse().unwrap(),
-            "example.com".parse().unwrap(),
-            Scope::Cluster,
-            KubernetesVersion::default(),
-            License::Apache2,
-            None,
-        );
+        let mut project = Project::for_test("demo", Scope::Cluster);
         project.resources = vec![
             resource("db", "MySQLCluster", "mysqlclusters", "v1alpha1", false),
             resource("db", "MySQLCluster", "mysqlclusters", "v1", true),

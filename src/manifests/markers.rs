@@ -770,18 +770,11 @@ fn f() {} // +opgen:rbac:nonsense
     }
 
     fn project(namespaced: bool) -> Project {
-        Project::new(
-            "demo".parse().unwrap(),
-            "example.com".parse().unwrap(),
-            if namespaced {
+        Project::for_test("demo", if namespaced {
                 crate::project::Scope::Namespace
             } else {
                 crate::project::Scope::Cluster
-            },
-            crate::model::KubernetesVersion::default(),
-            crate::model::License::Apache2,
-            None,
-        )
+            })
     }
 
     #[test]

@@ -252,7 +252,6 @@ mod tests {
 
     use super::*;
     use crate::{
-        model::{KubernetesVersion, License},
         project::Scope,
     };
 
@@ -272,14 +271,7 @@ mod tests {
     }
 
     fn project(scope: Scope) -> Project {
-        Project::new(
-            "demo".parse().unwrap(),
-            "example.com".parse().unwrap(),
-            scope,
-            KubernetesVersion::default(),
-            License::Apache2,
-            None,
-        )
+        Project::for_test("demo", scope)
     }
 
     /// The documents of a rendered role file, as JSON values.

@@ -6,11 +6,11 @@ mod common;
 use common::{Project, opgen, read_tree};
 use predicates::prelude::*;
 
-/// Runs `opgen args` in `dir`, expects exit code `code` and a stderr containing every
-/// `needle`, and checks that the tree is unchanged.
-fn fails_unchanged(dir: &std::path::Path, args: &[&str], code: i32, needles: &[&str]) {
+/// Runs `opgen <args>` (split at whitespace) in `dir`, expects exit code `code` and a stderr
+/// containing every `needle`, and checks that the tree is unchanged.
+fn fails_unchanged(dir: &std::path::Path, args: &str, code: i32, needles: &[&str]) {
     let before = read_tree(dir);
-    let assert = opgen(dir).args(args).assert().code(code);
+    let assert = opgen(dir).args(args.split_whitespace()).assert().code(code);
     let stderr = String::from_utf8_lossy(&assert.get_output().stderr).into_owned();
     for needle in needles {
         assert!(
@@ -33,12 +33,12 @@ fn help_lists_every_command() {
         .stdout(predicate::str::contains("generate"))
         .stdout(predicate::str::contains("completions"));
     opgen(temp.path())
-        .args(["create", "--help"])
+        .args("create --help".split_whitespace())
         .assert()
         .success()
         .stdout(predicate::str::contains("api"));
     opgen(temp.path())
-        .args(["generate", "--help"])
+        .args("generate --help".split_whitespace())
         .assert()
         .success()
         .stdout(predicate::str::contains("manifests"));
@@ -56,7 +56,7 @@ fn version_and_completions() {
             env!("CARGO_PKG_VERSION")
         )));
     opgen(temp.path())
-        .args(["completions", "bash"])
+        .args("completions bash".split_whitespace())
         .assert()
         .success()
         .stdout(predicate::str::contains("_opgen()"));
@@ -67,60 +67,35 @@ fn init_refuses_bad_input_and_writes_nothing() {
     let temp = tempfile::tempdir().unwrap();
     let dir = temp.path();
     std::fs::create_dir(dir.join("Bad_Name")).unwrap();
-    let cases: &[(&[&str], i32, &[&str])] = &[
+    let cases: &[(&str, i32, &[&str])] = &[
         (
-            &["init", "demo", "--domain", "Example.com"],
+            "init demo --domain Example.com",
             1,
             &["invalid domain `Example.com`"],
         ),
+        ("init demo --domain example..com", 1, &["empty part"]),
         (
-            &["init", "demo", "--domain", "example..com"],
-            1,
-            &["empty part"],
-        ),
-        (
-            &["init", "demo"],
+            "init demo",
             1,
             &["missing --domain", "--domain example.com"],
         ),
         (
-            &[
-                "init",
-                "demo",
-                "--domain",
-                "example.com",
-                "--project-name",
-                "Demo",
-            ],
+            "init demo --domain example.com --project-name Demo",
             1,
             &["invalid project name `Demo`", "--project-name"],
         ),
         (
-            &["init", "Bad_Name", "--domain", "example.com"],
+            "init Bad_Name --domain example.com",
             1,
             &["invalid project name `Bad_Name`", "--project-name"],
         ),
         (
-            &[
-                "init",
-                "demo",
-                "--domain",
-                "example.com",
-                "--kubernetes-version",
-                "1.32",
-            ],
+            "init demo --domain example.com --kubernetes-version 1.32",
             1,
             &["supports 1.33 to 1.37"],
         ),
         (
-            &[
-                "init",
-                "demo",
-                "--domain",
-                "example.com",
-                "--license",
-                "gpl",
-            ],
+            "init demo --domain example.com --license gpl",
             2,
             &["invalid value 'gpl'"],
         ),
@@ -137,9 +112,8 @@ fn init_refuses_an_existing_project_or_crate() {
         let dir = temp.path().join(marker.to_lowercase());
         std::fs::create_dir(&dir).unwrap();
         std::fs::write(dir.join(marker), "mine\n").unwrap();
-        for force in [&[][..], &["--force"][..]] {
-            let mut args = vec!["init", "--domain", "example.com", "--project-name", "demo"];
-            args.extend(force);
+        for force in ["", "--force"] {
+            let args = format!("init --domain example.com --project-name demo {force}");
             fails_unchanged(
                 &dir,
                 &args,
@@ -158,13 +132,13 @@ fn init_needs_force_for_a_non_empty_directory_and_keeps_existing_files() {
     std::fs::write(dir.join("README.md"), "my notes\n").unwrap();
     fails_unchanged(
         &dir,
-        &["init", "--domain", "example.com"],
+        "init --domain example.com",
         1,
         &["is not empty", "--force"],
     );
 
     opgen(&dir)
-        .args(["init", "--domain", "example.com", "--force"])
+        .args("init --domain example.com --force".split_whitespace())
         .assert()
         .success()
         .stderr(predicate::str::contains("Skipping README.md"));
@@ -181,7 +155,7 @@ fn init_in_an_empty_git_directory_needs_no_force() {
     let dir = temp.path().join("demo");
     std::fs::create_dir_all(dir.join(".git")).unwrap();
     opgen(&dir)
-        .args(["init", "--domain", "example.com"])
+        .args("init --domain example.com".split_whitespace())
         .assert()
         .success();
     assert!(
@@ -195,7 +169,7 @@ fn init_in_an_empty_git_directory_needs_no_force() {
 fn init_dry_run_writes_nothing() {
     let temp = tempfile::tempdir().unwrap();
     opgen(temp.path())
-        .args(["init", "demo", "--domain", "example.com", "--dry-run"])
+        .args("init demo --domain example.com --dry-run".split_whitespace())
         .assert()
         .success()
         .stderr(predicate::str::contains("Creating src/main.rs"))
@@ -213,7 +187,7 @@ fn init_failing_midway_restores_the_directory() {
     std::fs::write(dir.join("src"), "not a directory\n").unwrap();
     fails_unchanged(
         &dir,
-        &["init", "--domain", "example.com", "--force"],
+        "init --domain example.com --force",
         1,
         &["nothing was changed", "cannot write"],
     );
@@ -223,7 +197,7 @@ fn init_failing_midway_restores_the_directory() {
 fn init_prints_created_files_and_next_steps() {
     let temp = tempfile::tempdir().unwrap();
     opgen(temp.path())
-        .args(["init", "demo", "--domain", "example.com"])
+        .args("init demo --domain example.com".split_whitespace())
         .assert()
         .success()
         .stderr(predicate::str::contains("Creating PROJECT"))
@@ -238,16 +212,7 @@ fn create_api_outside_a_project_says_how_to_start() {
     let temp = tempfile::tempdir().unwrap();
     fails_unchanged(
         temp.path(),
-        &[
-            "create",
-            "api",
-            "--group",
-            "db",
-            "--version",
-            "v1",
-            "--kind",
-            "Thing",
-        ],
+        "create api --group db --version v1 --kind Thing",
         1,
         &["not inside an opgen project", "opgen init"],
     );
@@ -255,175 +220,85 @@ fn create_api_outside_a_project_says_how_to_start() {
 
 #[test]
 fn create_api_refuses_bad_input_and_writes_nothing() {
-    let project = Project::init("demo", &[]);
-    project.create_api(&[
-        "--group",
-        "db",
-        "--version",
-        "v1alpha1",
-        "--kind",
-        "MySQLCluster",
-    ]);
-    let api = |extra: &[&'static str]| {
-        let mut args = vec!["create", "api"];
-        args.extend(extra);
-        args
-    };
-    let cases: Vec<(Vec<&str>, i32, Vec<&str>)> = vec![
+    let project = Project::init("demo", "");
+    project.create_api("--group db --version v1alpha1 --kind MySQLCluster");
+    let api = |flags: &str| format!("create api {flags}");
+    let cases: Vec<(String, i32, Vec<&str>)> = vec![
+        (api("--group db --version v1"), 1, vec!["missing --kind"]),
+        (api("--group db --kind Thing"), 1, vec!["missing --version"]),
+        (api("--version v1 --kind Thing"), 1, vec!["missing --group"]),
         (
-            api(&["--group", "db", "--version", "v1"]),
-            1,
-            vec!["missing --kind"],
-        ),
-        (
-            api(&["--group", "db", "--kind", "Thing"]),
-            1,
-            vec!["missing --version"],
-        ),
-        (
-            api(&["--version", "v1", "--kind", "Thing"]),
-            1,
-            vec!["missing --group"],
-        ),
-        (
-            api(&["--group", "db", "--version", "v1", "--kind", "thing"]),
+            api("--group db --version v1 --kind thing"),
             1,
             vec!["invalid kind `thing`", "PascalCase"],
         ),
         (
-            api(&["--group", "db", "--version", "v1", "--kind", "My-Thing"]),
+            api("--group db --version v1 --kind My-Thing"),
             1,
             vec!["only ASCII letters and digits"],
         ),
         (
-            api(&["--group", "db", "--version", "v1", "--kind", "Self"]),
+            api("--group db --version v1 --kind Self"),
             1,
             vec!["clashes"],
         ),
         (
-            api(&["--group", "Db", "--version", "v1", "--kind", "Thing"]),
+            api("--group Db --version v1 --kind Thing"),
             1,
             vec!["invalid group `Db`"],
         ),
         (
-            api(&["--group", "db.io", "--version", "v1", "--kind", "Thing"]),
+            api("--group db.io --version v1 --kind Thing"),
             1,
             vec!["invalid group `db.io`"],
         ),
         (
-            api(&["--group", "db", "--version", "1", "--kind", "Thing"]),
+            api("--group db --version 1 --kind Thing"),
             1,
             vec!["invalid version `1`", "v1alpha1"],
         ),
         (
-            api(&["--group", "db", "--version", "v1beta", "--kind", "Thing"]),
+            api("--group db --version v1beta --kind Thing"),
             1,
             vec!["invalid version `v1beta`"],
         ),
         (
-            api(&[
-                "--group",
-                "db",
-                "--version",
-                "v1",
-                "--kind",
-                "Thing",
-                "--plural",
-                "Things",
-            ]),
+            api("--group db --version v1 --kind Thing --plural Things"),
             1,
             vec!["invalid resource name `Things`"],
         ),
         (
-            api(&[
-                "--group",
-                "db",
-                "--version",
-                "v1alpha1",
-                "--kind",
-                "MySQLCluster",
-            ]),
+            api("--group db --version v1alpha1 --kind MySQLCluster"),
             1,
             vec!["already exists in PROJECT"],
         ),
         (
-            api(&[
-                "--group",
-                "db",
-                "--version",
-                "v1",
-                "--kind",
-                "MySQLCluster",
-                "--controller",
-            ]),
+            api("--group db --version v1 --kind MySQLCluster --controller"),
             1,
             vec!["already has a controller", "--controller=false"],
         ),
         (
-            api(&[
-                "--group",
-                "db",
-                "--version",
-                "v1",
-                "--kind",
-                "MySQLCluster",
-                "--plural",
-                "clusters",
-            ]),
+            api("--group db --version v1 --kind MySQLCluster --plural clusters"),
             1,
             vec!["--plural `clusters` differs from `mysqlclusters`"],
         ),
         (
-            api(&[
-                "--group",
-                "db",
-                "--version",
-                "v1",
-                "--kind",
-                "MySQLCluster",
-                "--namespaced=false",
-            ]),
+            api("--group db --version v1 --kind MySQLCluster --namespaced=false"),
             1,
             vec!["--namespaced `false` differs"],
         ),
         (
-            api(&[
-                "--group",
-                "db",
-                "--version",
-                "v2",
-                "--kind",
-                "Other",
-                "--resource=false",
-            ]),
+            api("--group db --version v2 --kind Other --resource=false"),
             1,
             vec!["--resource=false needs the types", "opgen create api"],
         ),
         (
-            api(&[
-                "--group",
-                "db",
-                "--version",
-                "v1",
-                "--kind",
-                "Msc",
-                "--short-name",
-                "msc",
-            ]),
+            api("--group db --version v1 --kind Msc --short-name msc"),
             1,
             vec!["short name `msc`"],
         ),
         (
-            api(&[
-                "--group",
-                "db",
-                "--version",
-                "v1",
-                "--kind",
-                "Thing",
-                "--namespaced",
-                "false",
-            ]),
+            api("--group db --version v1 --kind Thing --namespaced false"),
             2,
             vec!["unexpected argument"],
         ),
@@ -435,7 +310,7 @@ fn create_api_refuses_bad_input_and_writes_nothing() {
 
 #[test]
 fn create_api_reports_a_malformed_project_file_with_its_line() {
-    let project = Project::init("demo", &[]);
+    let project = Project::init("demo", "");
     let path = project.root.join("PROJECT");
     let text = std::fs::read_to_string(&path)
         .unwrap()
@@ -443,16 +318,7 @@ fn create_api_reports_a_malformed_project_file_with_its_line() {
     std::fs::write(&path, text).unwrap();
     fails_unchanged(
         &project.root,
-        &[
-            "create",
-            "api",
-            "--group",
-            "db",
-            "--version",
-            "v1",
-            "--kind",
-            "Thing",
-        ],
+        "create api --group db --version v1 --kind Thing",
         1,
         &["PROJECT:", "invalid domain `Example.com`"],
     );
@@ -460,23 +326,14 @@ fn create_api_reports_a_malformed_project_file_with_its_line() {
 
 #[test]
 fn create_api_never_overwrites_user_files_without_force() {
-    let project = Project::init("demo", &[]);
+    let project = Project::init("demo", "");
     let types = project.root.join("api/src/db/v1/thing.rs");
     std::fs::create_dir_all(types.parent().unwrap()).unwrap();
     std::fs::write(&types, "// mine\n").unwrap();
-    let args = [
-        "create",
-        "api",
-        "--group",
-        "db",
-        "--version",
-        "v1",
-        "--kind",
-        "Thing",
-    ];
+    let args = "create api --group db --version v1 --kind Thing";
     fails_unchanged(
         &project.root,
-        &args,
+        args,
         1,
         &["api/src/db/v1/thing.rs already exists", "--force"],
     );
@@ -485,15 +342,20 @@ fn create_api_never_overwrites_user_files_without_force() {
     let before = project.tree();
     project
         .opgen()
-        .args(args)
-        .args(["--force", "--dry-run"])
+        .args(args.split_whitespace())
+        .args("--force --dry-run".split_whitespace())
         .assert()
         .success()
         .stdout(predicate::str::contains("-// mine"))
         .stderr(predicate::str::contains("Updating api/src/db/v1/thing.rs"));
     assert!(project.tree() == before);
 
-    project.opgen().args(args).arg("--force").assert().success();
+    project
+        .opgen()
+        .args(args.split_whitespace())
+        .arg("--force")
+        .assert()
+        .success();
     assert!(
         project
             .read("api/src/db/v1/thing.rs")
@@ -503,7 +365,7 @@ fn create_api_never_overwrites_user_files_without_force() {
 
 #[test]
 fn create_api_refuses_to_regenerate_a_generated_file_edited_by_hand() {
-    let project = Project::init("demo", &[]);
+    let project = Project::init("demo", "");
     std::fs::write(
         project.root.join("src/controllers/mod.rs"),
         "// my own wiring\n",
@@ -511,16 +373,7 @@ fn create_api_refuses_to_regenerate_a_generated_file_edited_by_hand() {
     .unwrap();
     fails_unchanged(
         &project.root,
-        &[
-            "create",
-            "api",
-            "--group",
-            "db",
-            "--version",
-            "v1",
-            "--kind",
-            "Thing",
-        ],
+        "create api --group db --version v1 --kind Thing",
         1,
         &[
             "src/controllers/mod.rs no longer carries opgen's",
@@ -531,21 +384,11 @@ fn create_api_refuses_to_regenerate_a_generated_file_edited_by_hand() {
 
 #[test]
 fn create_api_dry_run_shows_changes_and_writes_nothing() {
-    let project = Project::init("demo", &[]);
+    let project = Project::init("demo", "");
     let before = project.tree();
     project
         .opgen()
-        .args([
-            "create",
-            "api",
-            "--group",
-            "db",
-            "--version",
-            "v1",
-            "--kind",
-            "Thing",
-            "--dry-run",
-        ])
+        .args("create api --group db --version v1 --kind Thing --dry-run".split_whitespace())
         .assert()
         .success()
         .stderr(predicate::str::contains("Creating api/src/db/v1/thing.rs"))
@@ -556,20 +399,11 @@ fn create_api_dry_run_shows_changes_and_writes_nothing() {
 
 #[test]
 fn create_api_works_from_a_subdirectory() {
-    let project = Project::init("demo", &[]);
+    let project = Project::init("demo", "");
     project
         .opgen()
         .current_dir(project.root.join("src"))
-        .args([
-            "create",
-            "api",
-            "--group",
-            "db",
-            "--version",
-            "v1",
-            "--kind",
-            "Thing",
-        ])
+        .args("create api --group db --version v1 --kind Thing".split_whitespace())
         .assert()
         .success();
     assert!(project.root.join("api/src/db/v1/thing.rs").is_file());
@@ -577,20 +411,10 @@ fn create_api_works_from_a_subdirectory() {
 
 #[test]
 fn create_api_refuses_a_cluster_scoped_kind_in_a_namespaced_operator() {
-    let project = Project::init("demo", &["--namespaced"]);
+    let project = Project::init("demo", "--namespaced");
     fails_unchanged(
         &project.root,
-        &[
-            "create",
-            "api",
-            "--group",
-            "ops",
-            "--version",
-            "v1",
-            "--kind",
-            "Thing",
-            "--namespaced=false",
-        ],
+        "create api --group ops --version v1 --kind Thing --namespaced=false",
         1,
         &["cannot be cluster-scoped in this project", "Role"],
     );
@@ -598,74 +422,37 @@ fn create_api_refuses_a_cluster_scoped_kind_in_a_namespaced_operator() {
 
 #[test]
 fn create_api_refuses_bad_operand_flags() {
-    let project = Project::init("demo", &[]);
-    project.create_api(&[
-        "--group",
-        "db",
-        "--version",
-        "v1alpha1",
-        "--kind",
-        "MySQLCluster",
-        "--image",
-        "mysql:8.0",
-    ]);
-    let api = |extra: &[&'static str]| {
-        let mut args = vec![
-            "create",
-            "api",
-            "--group",
-            "web",
-            "--version",
-            "v1",
-            "--kind",
-            "Frontend",
-        ];
-        args.extend(extra);
-        args
-    };
-    let cases: Vec<(Vec<&str>, i32, Vec<&str>)> = vec![
+    let project = Project::init("demo", "");
+    project.create_api("--group db --version v1alpha1 --kind MySQLCluster --image mysql:8.0");
+    let api = |flags: &str| format!("create api --group web --version v1 --kind Frontend {flags}");
+    let cases: Vec<(String, i32, Vec<&str>)> = vec![
         (
-            api(&["--image", "Nginx:1.27"]),
+            api("--image Nginx:1.27"),
             1,
             vec!["invalid image `Nginx:1.27`", "mysql:8.0"],
         ),
-        (api(&["--image", "nginx:"]), 1, vec!["is not a valid tag"]),
+        (api("--image nginx:"), 1, vec!["is not a valid tag"]),
         (
-            api(&["--image", "nginx", "--run-as-user", "0"]),
+            api("--image nginx --run-as-user 0"),
             1,
             vec!["invalid --run-as-user `0`", "non-root"],
         ),
         (
-            api(&["--image", "nginx", "--command", "nginx,,-g"]),
+            api("--image nginx --command nginx,,-g"),
             1,
             vec!["invalid --command"],
         ),
-        (api(&["--image", "nginx", "--port", "0"]), 2, vec!["--port"]),
+        (api("--image nginx --port 0"), 2, vec!["--port"]),
+        (api("--image nginx --port 70000"), 2, vec!["--port"]),
+        (api("--port 8080"), 2, vec!["--image"]),
+        (api("--workload statefulset"), 2, vec!["--image"]),
         (
-            api(&["--image", "nginx", "--port", "70000"]),
-            2,
-            vec!["--port"],
-        ),
-        (api(&["--port", "8080"]), 2, vec!["--image"]),
-        (api(&["--workload", "statefulset"]), 2, vec!["--image"]),
-        (
-            api(&["--image", "nginx", "--workload", "daemonset"]),
+            api("--image nginx --workload daemonset"),
             2,
             vec!["invalid value 'daemonset'"],
         ),
         (
-            vec![
-                "create",
-                "api",
-                "--group",
-                "db",
-                "--version",
-                "v1",
-                "--kind",
-                "MySQLCluster",
-                "--image",
-                "mysql:8.4",
-            ],
+            "create api --group db --version v1 --kind MySQLCluster --image mysql:8.4".to_owned(),
             1,
             vec!["--image is set by the first version of a kind"],
         ),
@@ -680,7 +467,7 @@ fn generate_manifests_outside_a_project_says_how_to_start() {
     let temp = tempfile::tempdir().unwrap();
     fails_unchanged(
         temp.path(),
-        &["generate", "manifests"],
+        "generate manifests",
         1,
         &["not inside an opgen project", "opgen init"],
     );
@@ -688,16 +475,13 @@ fn generate_manifests_outside_a_project_says_how_to_start() {
 
 #[test]
 fn generate_manifests_reports_a_bad_marker_with_file_and_line_and_writes_nothing() {
-    let project = Project::init("demo", &[]);
-    project.create_api(&["--group", "db", "--version", "v1", "--kind", "Thing"]);
+    let project = Project::init("demo", "");
+    project.create_api("--group db --version v1 --kind Thing");
     let controller = project.root.join("src/controllers/db/thing.rs");
     let source = std::fs::read_to_string(&controller).unwrap();
     let bad = "// +opgen:rbac:groups=apps,resources=deployments,verb=get\n";
     std::fs::write(&controller, format!("{bad}{source}")).unwrap();
-    for args in [
-        &["generate", "manifests"][..],
-        &["generate", "manifests", "--check"][..],
-    ] {
+    for args in ["generate manifests", "generate manifests --check"] {
         fails_unchanged(
             &project.root,
             args,
@@ -712,17 +496,17 @@ fn generate_manifests_reports_a_bad_marker_with_file_and_line_and_writes_nothing
 
 #[test]
 fn generate_manifests_of_a_project_without_kinds_is_up_to_date() {
-    let project = Project::init("demo", &[]);
+    let project = Project::init("demo", "");
     let before = project.tree();
     project
         .opgen()
-        .args(["generate", "manifests", "--check"])
+        .args("generate manifests --check".split_whitespace())
         .assert()
         .success()
         .stderr(predicate::str::contains("up to date"));
     project
         .opgen()
-        .args(["generate", "manifests"])
+        .args("generate manifests".split_whitespace())
         .assert()
         .success();
     assert!(project.tree() == before);

@@ -1,7 +1,8 @@
 //! End to end: generate operator projects and prove them by building them. Each scenario runs
 //! `cargo build`, `cargo test`, `cargo clippy -D warnings` and `cargo fmt --check` on the
-//! generated workspace, checks its manifests with `opgen generate manifests --check`, and
-//! renders its kustomize tree with `kubectl kustomize`.
+//! generated workspace, right after `init` and again after adding kinds, checks its manifests
+//! with `opgen generate manifests --check` and the project's own drift test, and renders its
+//! kustomize tree with `kubectl kustomize`.
 //!
 //! All generated projects share one Cargo target directory (`target/e2e`), so the operator's
 //! dependencies are compiled once per Kubernetes version feature, not once per scenario.
@@ -11,6 +12,7 @@ mod common;
 use std::{
     path::{Path, PathBuf},
     process::{Command, Output},
+    time::Instant,
 };
 
 use common::Project;
@@ -23,21 +25,27 @@ fn shared_target_dir() -> PathBuf {
         .join("e2e")
 }
 
-/// Runs `program args` in `dir` with the shared target directory; panics with its output if
-/// it does not exit as `success` says.
-fn run(dir: &Path, program: &str, args: &[&str], success: bool) -> Output {
-    eprintln!("[e2e] {} $ {program} {}", dir.display(), args.join(" "));
+/// Runs `command_line` (split at whitespace; `opgen` is the binary under test) in `dir` with
+/// the shared target directory, and panics with its output unless it exits as `success` says.
+fn run(dir: &Path, command_line: &str, success: bool) -> Output {
+    let mut words = command_line.split_whitespace();
+    let program = match words.next().unwrap() {
+        "opgen" => env!("CARGO_BIN_EXE_opgen"),
+        program => program,
+    };
+    let started = Instant::now();
     let output = Command::new(program)
-        .args(args)
+        .args(words)
         .current_dir(dir)
         .env("CARGO_TARGET_DIR", shared_target_dir())
         .env("CARGO_TERM_COLOR", "never")
         .output()
         .unwrap_or_else(|err| panic!("cannot run {program}: {err}"));
+    let name = dir.file_name().unwrap().to_string_lossy();
+    eprintln!("[e2e {name}] {command_line} ({:.0?})", started.elapsed());
     if output.status.success() != success {
         panic!(
-            "`{program} {}` in {} {}:\n--- stdout\n{}\n--- stderr\n{}",
-            args.join(" "),
+            "`{command_line}` in {} {}:\n--- stdout\n{}\n--- stderr\n{}",
             dir.display(),
             if success {
                 "failed"
@@ -51,81 +59,60 @@ fn run(dir: &Path, program: &str, args: &[&str], success: bool) -> Output {
     output
 }
 
-fn opgen(dir: &Path, args: &[&str], success: bool) -> Output {
-    run(dir, env!("CARGO_BIN_EXE_opgen"), args, success)
-}
-
 /// What a user runs on a generated project before committing.
 fn build_test_lint(root: &Path) {
-    run(root, "cargo", &["build", "--all-targets"], true);
-    run(root, "cargo", &["test"], true);
-    run(
-        root,
-        "cargo",
-        &["clippy", "--all-targets", "--", "-D", "warnings"],
-        true,
-    );
-    run(root, "cargo", &["fmt", "--check"], true);
+    run(root, "cargo build --all-targets", true);
+    run(root, "cargo test", true);
+    run(root, "cargo clippy --all-targets -- -D warnings", true);
+    run(root, "cargo fmt --check", true);
 }
 
-/// `kubectl kustomize dir` rendered, as text.
-fn kustomize(root: &Path, dir: &str) -> String {
-    let output = run(root, "kubectl", &["kustomize", dir], true);
-    String::from_utf8(output.stdout).unwrap()
-}
-
-fn assert_renders(root: &Path, kinds: &[&str]) -> String {
-    let rendered = kustomize(root, "config/default");
+/// `kubectl kustomize dir`, rendered, after checking it holds an object of every kind in `kinds`.
+fn kustomize(root: &Path, dir: &str, kinds: &[&str]) -> String {
+    let output = run(root, &format!("kubectl kustomize {dir}"), true);
+    let rendered = String::from_utf8(output.stdout).unwrap();
     for kind in kinds {
         assert!(
             rendered.contains(&format!("\nkind: {kind}\n")),
-            "config/default renders no {kind}:\n{rendered}"
+            "{dir} renders no {kind}:\n{rendered}"
         );
     }
     rendered
 }
 
-/// The kinds every scenario adds: two groups, a two-version kind, and a cluster-scoped kind
-/// (namespaced kind in a namespaced operator, which cannot hold cluster-scoped ones).
+/// Adds the kinds of a scenario: two groups, a two-version kind, a cluster-scoped kind (a
+/// namespaced one in a namespaced operator, which cannot hold cluster-scoped kinds), and
+/// operands run by a StatefulSet (with a Service) and by a Deployment (without).
 fn add_kinds(project: &Project, namespaced_operator: bool) {
-    project.create_api(&[
-        "--group",
-        "db",
-        "--version",
-        "v1alpha1",
-        "--kind",
-        "MySQLCluster",
-    ]);
-    project.create_api(&["--group", "db", "--version", "v1", "--kind", "MySQLCluster"]);
-    let scope = if namespaced_operator {
-        "--namespaced=true"
-    } else {
-        "--namespaced=false"
-    };
-    project.create_api(&[
-        "--group",
-        "ops",
-        "--version",
-        "v1",
-        "--kind",
-        "BackupPolicy",
-        scope,
-    ]);
-    project.create_api(&["--group", "ops", "--version", "v1beta1", "--kind", "Proxy"]);
+    project.create_api("--group db --version v1alpha1 --kind MySQLCluster");
+    project.create_api("--group db --version v1 --kind MySQLCluster");
+    let scope = if namespaced_operator { "true" } else { "false" };
+    project.create_api(&format!(
+        "--group ops --version v1 --kind BackupPolicy --namespaced={scope}"
+    ));
+    project.create_api("--group ops --version v1beta1 --kind Proxy");
+    project.create_api(
+        "--group data --version v1alpha1 --kind PostgresCluster --image postgres:17 --workload statefulset --port 5432 --run-as-user 999",
+    );
+    project.create_api("--group cache --version v1 --kind Memcached --image memcached:1.6 --command memcached,-m=64");
 }
 
-fn scenario(name: &str, init_args: &[&str], manager_role: &str) {
+fn scenario(name: &str, init_args: &str, manager_role: &str) {
     let project = Project::init(name, init_args);
     let root = &project.root;
 
     // The project `init` writes builds and renders before any kind is added.
     build_test_lint(root);
-    assert_renders(root, &["Deployment", manager_role, "ServiceAccount"]);
-    kustomize(root, "config/samples");
+    kustomize(
+        root,
+        "config/default",
+        &["Deployment", manager_role, "ServiceAccount"],
+    );
+    kustomize(root, "config/samples", &[]);
 
-    let namespaced_operator = init_args.contains(&"--namespaced");
+    let namespaced_operator = init_args.contains("--namespaced");
     add_kinds(&project, namespaced_operator);
-    opgen(root, &["generate", "manifests"], true);
+    run(root, "opgen generate manifests", true);
     build_test_lint(root);
 
     // Manifests: one CRD per kind, all versions merged, one storage version; idempotent.
@@ -144,26 +131,51 @@ fn scenario(name: &str, init_args: &[&str], manager_role: &str) {
     };
     assert!(backup.contains(scope), "{backup}");
     project.read("config/crd/bases/ops.example.com_proxies.yaml");
-    opgen(root, &["generate", "manifests", "--check"], true);
+    let role = project.read("config/rbac/role.yaml");
+    for resource in [
+        "statefulsets",
+        "deployments",
+        "services",
+        "mysqlclusters/status",
+        "events",
+    ] {
+        assert!(
+            role.contains(&format!("- {resource}\n")),
+            "role.yaml lacks {resource}:\n{role}"
+        );
+    }
+    assert!(
+        !role.contains("'*'") && !role.contains("\"*\""),
+        "role.yaml has a wildcard:\n{role}"
+    );
+    run(root, "opgen generate manifests --check", true);
     let before = project.tree();
-    opgen(root, &["generate", "manifests"], true);
+    run(root, "opgen generate manifests", true);
     assert!(
         project.tree() == before,
         "a second generate manifests changed files"
     );
 
-    let rendered = assert_renders(
+    let rendered = kustomize(
         root,
+        "config/default",
         &["CustomResourceDefinition", manager_role, "Deployment"],
     );
     assert!(
-        rendered.contains("mysqlclusters.db.example.com"),
+        rendered.contains("name: mysqlclusters.db.example.com"),
         "{rendered}"
     );
-    let samples = kustomize(root, "config/samples");
-    for kind in ["MySQLCluster", "BackupPolicy", "Proxy"] {
-        assert!(samples.contains(&format!("kind: {kind}\n")), "{samples}");
-    }
+    kustomize(
+        root,
+        "config/samples",
+        &[
+            "MySQLCluster",
+            "BackupPolicy",
+            "Proxy",
+            "PostgresCluster",
+            "Memcached",
+        ],
+    );
 
     // Drift: a new Spec field makes both opgen's check and the project's own test fail.
     let types = root.join("api/src/db/v1/my_sql_cluster.rs");
@@ -174,41 +186,29 @@ fn scenario(name: &str, init_args: &[&str], manager_role: &str) {
     );
     assert_ne!(source, edited, "the example field moved: update this test");
     std::fs::write(&types, edited).unwrap();
-    let check = opgen(root, &["generate", "manifests", "--check"], false);
+    let check = run(root, "opgen generate manifests --check", false);
     let stderr = String::from_utf8_lossy(&check.stderr);
     assert!(
         stderr.contains("config/crd/bases/db.example.com_mysqlclusters.yaml"),
         "{stderr}"
     );
-    let drift = run(
-        root,
-        "cargo",
-        &["test", "--package", &format!("{name}-api")],
-        false,
-    );
+    let drift = run(root, &format!("cargo test --package {name}-api"), false);
     let stdout = String::from_utf8_lossy(&drift.stdout);
     assert!(stdout.contains("run `make manifests`"), "{stdout}");
-    opgen(root, &["generate", "manifests"], true);
-    opgen(root, &["generate", "manifests", "--check"], true);
-    run(
-        root,
-        "cargo",
-        &["test", "--package", &format!("{name}-api")],
-        true,
-    );
+    run(root, "opgen generate manifests", true);
+    run(root, "opgen generate manifests --check", true);
+    run(root, &format!("cargo test --package {name}-api"), true);
 
     // `make build-installer` bundles CRDs, RBAC and the Deployment into one file.
-    let opgen_var = format!("OPGEN={}", env!("CARGO_BIN_EXE_opgen"));
-    run(
-        root,
-        "make",
-        &["build-installer", &opgen_var, "IMG=registry.example/op:v1"],
-        true,
+    let make = format!(
+        "make build-installer OPGEN={} IMG=registry.example/op:v1",
+        env!("CARGO_BIN_EXE_opgen")
     );
+    run(root, &make, true);
     let installer = project.read("dist/install.yaml");
     for needle in [
         "kind: CustomResourceDefinition",
-        &format!("kind: {manager_role}"),
+        &format!("kind: {manager_role}\n"),
         "kind: Deployment",
         "image: registry.example/op:v1",
     ] {
@@ -221,14 +221,14 @@ fn scenario(name: &str, init_args: &[&str], manager_role: &str) {
 
 #[test]
 fn cluster_wide_operator_on_the_oldest_kubernetes() {
-    scenario("cluster-op", &[], "ClusterRole");
+    scenario("cluster-op", "", "ClusterRole");
 }
 
 #[test]
 fn namespaced_operator_on_the_newest_kubernetes() {
     scenario(
         "namespaced-op",
-        &["--namespaced", "--kubernetes-version", "1.37"],
+        "--namespaced --kubernetes-version 1.37",
         "Role",
     );
 }

@@ -38,13 +38,13 @@ fn changed_files(
 
 #[test]
 fn init_cluster_wide() {
-    let project = Project::init("demo-operator", &[]);
+    let project = Project::init("demo-operator", "");
     snapshot_files("init_cluster", &project.tree());
 }
 
 #[test]
 fn init_namespaced_newest_kubernetes_mit() {
-    let project = Project::init(
+    let project = Project::init_args(
         "demo-operator",
         &[
             "--namespaced",
@@ -61,7 +61,7 @@ fn init_namespaced_newest_kubernetes_mit() {
 
 #[test]
 fn init_without_license() {
-    let project = Project::init("demo-operator", &["--license", "none"]);
+    let project = Project::init("demo-operator", "--license none");
     let tree = project.tree();
     assert!(!tree.contains_key("LICENSE"));
     assert!(!project.read("Cargo.toml").contains("license ="));
@@ -69,32 +69,17 @@ fn init_without_license() {
 
 #[test]
 fn create_api_namespaced_kind() {
-    let project = Project::init("demo-operator", &[]);
+    let project = Project::init("demo-operator", "");
     let before = project.tree();
-    project.create_api(&[
-        "--group",
-        "db",
-        "--version",
-        "v1alpha1",
-        "--kind",
-        "MySQLCluster",
-    ]);
+    project.create_api("--group db --version v1alpha1 --kind MySQLCluster");
     snapshot_files("api_namespaced", &changed_files(&before, project.tree()));
 }
 
 #[test]
 fn create_api_cluster_scoped_kind() {
-    let project = Project::init("demo-operator", &[]);
+    let project = Project::init("demo-operator", "");
     let before = project.tree();
-    project.create_api(&[
-        "--group",
-        "ops",
-        "--version",
-        "v1",
-        "--kind",
-        "BackupPolicy",
-        "--namespaced=false",
-    ]);
+    project.create_api("--group ops --version v1 --kind BackupPolicy --namespaced=false");
     snapshot_files(
         "api_cluster_scoped",
         &changed_files(&before, project.tree()),
@@ -103,17 +88,10 @@ fn create_api_cluster_scoped_kind() {
 
 #[test]
 fn create_api_second_version() {
-    let project = Project::init("demo-operator", &[]);
-    project.create_api(&[
-        "--group",
-        "db",
-        "--version",
-        "v1alpha1",
-        "--kind",
-        "MySQLCluster",
-    ]);
+    let project = Project::init("demo-operator", "");
+    project.create_api("--group db --version v1alpha1 --kind MySQLCluster");
     let before = project.tree();
-    project.create_api(&["--group", "db", "--version", "v1", "--kind", "MySQLCluster"]);
+    project.create_api("--group db --version v1 --kind MySQLCluster");
     snapshot_files(
         "api_second_version",
         &changed_files(&before, project.tree()),
@@ -122,16 +100,9 @@ fn create_api_second_version() {
 
 #[test]
 fn create_api_same_kind_in_two_groups() {
-    let project = Project::init("demo-operator", &[]);
-    project.create_api(&["--group", "db", "--version", "v1", "--kind", "Backup"]);
+    let project = Project::init("demo-operator", "");
+    project.create_api("--group db --version v1 --kind Backup");
     let before = project.tree();
-    project.create_api(&[
-        "--group",
-        "storage",
-        "--version",
-        "v1beta1",
-        "--kind",
-        "Backup",
-    ]);
+    project.create_api("--group storage --version v1beta1 --kind Backup");
     snapshot_files("api_two_groups", &changed_files(&before, project.tree()));
 }

@@ -42,7 +42,12 @@ pub struct Project {
 }
 
 impl Project {
-    pub fn init(name: &str, extra: &[&str]) -> Self {
+    /// `opgen init <name> --domain example.com <extra>`, `extra` split at whitespace.
+    pub fn init(name: &str, extra: &str) -> Self {
+        Self::init_args(name, &extra.split_whitespace().collect::<Vec<_>>())
+    }
+
+    pub fn init_args(name: &str, extra: &[&str]) -> Self {
         let temp = tempfile::tempdir().unwrap();
         let root = temp.path().join(name);
         opgen(temp.path())
@@ -58,10 +63,11 @@ impl Project {
     }
 
     /// Runs `opgen create api` with the given flags and expects success.
-    pub fn create_api(&self, args: &[&str]) {
+    /// Runs `opgen create api <args>` (split at whitespace) and expects success.
+    pub fn create_api(&self, args: &str) {
         self.opgen()
             .args(["create", "api"])
-            .args(args)
+            .args(args.split_whitespace())
             .assert()
             .success();
     }

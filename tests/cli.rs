@@ -511,3 +511,83 @@ fn generate_manifests_of_a_project_without_kinds_is_up_to_date() {
         .success();
     assert!(project.tree() == before);
 }
+
+#[test]
+fn create_api_adds_types_and_controller_separately() {
+    let project = Project::init("demo", "");
+    project.create_api("--group db --version v1 --kind Thing --controller=false");
+    assert!(project.root.join("api/src/db/v1/thing.rs").is_file());
+    assert!(!project.root.join("src/controllers/db/thing.rs").exists());
+    assert!(project.read("PROJECT").contains("controller: false"));
+    assert!(!project.read("src/controllers/mod.rs").contains("thing"));
+
+    let types = project.read("api/src/db/v1/thing.rs");
+    project.create_api("--group db --version v1 --kind Thing --resource=false");
+    assert_eq!(
+        project.read("api/src/db/v1/thing.rs"),
+        types,
+        "the types are kept"
+    );
+    assert!(project.root.join("src/controllers/db/thing.rs").is_file());
+    assert!(project.read("PROJECT").contains("controller: true"));
+    assert!(
+        project
+            .read("src/controllers/mod.rs")
+            .contains("db::thing::run")
+    );
+
+    fails_unchanged(
+        &project.root,
+        "create api --group db --version v1 --kind Thing --resource=false",
+        1,
+        &["has a controller already"],
+    );
+}
+
+#[test]
+fn create_api_stores_the_newest_version_unless_told_otherwise() {
+    let project = Project::init("demo", "");
+    let storage = |project: &Project| {
+        let text = project.read("PROJECT");
+        let stored: Vec<String> = text
+            .split("- group:")
+            .skip(1)
+            .filter(|entry| entry.contains("storage: true"))
+            .map(|entry| {
+                entry
+                    .lines()
+                    .find(|l| l.contains("version:"))
+                    .unwrap()
+                    .trim()
+                    .to_owned()
+            })
+            .collect();
+        stored
+    };
+    project.create_api("--group db --version v1beta1 --kind Thing");
+    assert_eq!(storage(&project), ["version: v1beta1"]);
+    project.create_api("--group db --version v1alpha1 --kind Thing");
+    assert_eq!(
+        storage(&project),
+        ["version: v1beta1"],
+        "an older version is not stored"
+    );
+    project.create_api("--group db --version v1 --kind Thing --storage=false");
+    assert_eq!(
+        storage(&project),
+        ["version: v1beta1"],
+        "--storage=false keeps the stored one"
+    );
+    project.create_api("--group db --version v2 --kind Thing");
+    assert_eq!(
+        storage(&project),
+        ["version: v2"],
+        "the newest is stored by default"
+    );
+    project.create_api("--group db --version v2alpha1 --kind Thing --storage");
+    assert_eq!(
+        storage(&project),
+        ["version: v2alpha1"],
+        "--storage stores the new version"
+    );
+}

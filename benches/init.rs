@@ -28,13 +28,13 @@ fn main() {
     );
     // The first render parses the embedded templates; report it apart from the rest.
     let first = Instant::now();
-    let files = scaffold::init_files(&project).unwrap().0.len();
+    let files = scaffold::init_files(&project).unwrap().len();
     println!(
         "first render (parses the templates): {:?}, {files} files",
         first.elapsed()
     );
     report(
-        "render and rustfmt the init files in process",
+        "render the init files in process",
         time(|| {
             scaffold::init_files(&project).unwrap();
         }),

@@ -170,10 +170,7 @@ fn restore(plan: &Plan) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::{
-        project::Scope,
-        shell::Buffer,
-    };
+    use crate::{project::Scope, shell::Buffer};
 
     fn project(scope: Scope) -> Project {
         Project::for_test("demo", scope)

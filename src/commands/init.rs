@@ -50,10 +50,7 @@ pub fn run(args: InitArgs, shell: &mut Shell) -> anyhow::Result<()> {
         args.owner,
     );
 
-    let (mut files, formatted) = scaffold::init_files(&project)?;
-    if !formatted {
-        shell.note("rustfmt was not found: run `cargo fmt` once it is installed");
-    }
+    let mut files = scaffold::init_files(&project)?;
     files.extend(crate::manifests::initial_files(&project)?);
     let on_conflict = if args.force {
         OnConflict::Keep

@@ -208,9 +208,7 @@ fn display(command: &Command) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::{
-        project::Scope,
-    };
+    use crate::project::Scope;
 
     fn project() -> Project {
         Project::for_test("demo-operator", Scope::Cluster)

@@ -310,9 +310,7 @@ pub fn stale_files(root: &Path, project: &Project) -> anyhow::Result<Vec<String>
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::{
-        project::Scope,
-    };
+    use crate::project::Scope;
 
     fn resource(group: &str, kind: &str, plural: &str, version: &str, storage: bool) -> Resource {
         Resource {

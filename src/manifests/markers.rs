@@ -770,11 +770,14 @@ fn f() {} // +opgen:rbac:nonsense
     }
 
     fn project(namespaced: bool) -> Project {
-        Project::for_test("demo", if namespaced {
+        Project::for_test(
+            "demo",
+            if namespaced {
                 crate::project::Scope::Namespace
             } else {
                 crate::project::Scope::Cluster
-            })
+            },
+        )
     }
 
     #[test]

@@ -251,9 +251,7 @@ mod tests {
     use serde_json::{Value, json};
 
     use super::*;
-    use crate::{
-        project::Scope,
-    };
+    use crate::project::Scope;
 
     fn rule(groups: &[&str], resources: &[&str], verbs: &[&str]) -> Rule {
         let strings = |items: &[&str]| items.iter().map(|s| (*s).to_owned()).collect();

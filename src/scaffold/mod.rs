@@ -12,13 +12,16 @@ use crate::{
 };
 use values::{KindValues, ProjectValues, ResourceValues};
 
-/// Everything `init` writes: the scaffolded project and the generated files. The second
-/// value is false when rustfmt is not installed and Rust files were left as rendered.
-pub fn init_files(project: &Project) -> anyhow::Result<(Vec<PlannedFile>, bool)> {
+/// Everything `init` writes: the scaffolded project and the generated files.
+///
+/// Unlike later commands, `init` does not run rustfmt: a project without kinds has no name
+/// that changes how its Rust code wraps (project names reach it through `env!` and `use`
+/// lines), so its templates are rustfmt-clean as rendered, and `init` stays faster than
+/// `cargo new`. `tests/formatting.rs` checks this for the shortest and longest names.
+pub fn init_files(project: &Project) -> anyhow::Result<Vec<PlannedFile>> {
     let mut files = project_files(project)?;
     files.extend(render_generated(project)?);
-    let formatted = rustfmt::format(&mut files)?;
-    Ok((files, formatted))
+    Ok(files)
 }
 
 /// The files opgen owns, rebuilt from `PROJECT` (see [`render_generated`]), formatted.

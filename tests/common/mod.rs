@@ -47,11 +47,18 @@ impl Project {
         Self::init_args(name, &extra.split_whitespace().collect::<Vec<_>>())
     }
 
+    /// `opgen init <name> <extra>`, with `--domain example.com` unless `extra` has a domain.
     pub fn init_args(name: &str, extra: &[&str]) -> Self {
         let temp = tempfile::tempdir().unwrap();
         let root = temp.path().join(name);
+        let domain: &[&str] = if extra.contains(&"--domain") {
+            &[]
+        } else {
+            &["--domain", "example.com"]
+        };
         opgen(temp.path())
-            .args(["init", name, "--domain", "example.com"])
+            .args(["init", name])
+            .args(domain)
             .args(extra)
             .assert()
             .success();

@@ -591,3 +591,41 @@ fn create_api_stores_the_newest_version_unless_told_otherwise() {
         "--storage stores the new version"
     );
 }
+
+/// On a terminal, `init` asks for what the command line left out, showing the defaults.
+/// `script` (util-linux) gives opgen a pseudo-terminal, as a person's shell would.
+#[test]
+fn init_asks_for_missing_values_on_a_terminal() {
+    use std::{io::Write, process::Stdio, time::Duration};
+
+    let temp = tempfile::tempdir().unwrap();
+    let command = format!("{} init demo", env!("CARGO_BIN_EXE_opgen"));
+    let mut child = std::process::Command::new("script")
+        .args(["-qec", &command, "/dev/null"])
+        .current_dir(temp.path())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("`script` from util-linux runs");
+    let mut stdin = child.stdin.take().unwrap();
+    std::thread::sleep(Duration::from_millis(300));
+    // Accept the default project name, then give the domain.
+    stdin.write_all(b"\nexample.org\n").unwrap();
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    while child.try_wait().unwrap().is_none() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "opgen init waited for input it was given"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    drop(stdin);
+    let output = child.wait_with_output().unwrap();
+    let screen = String::from_utf8_lossy(&output.stdout);
+    assert!(screen.contains("Project name [demo]"), "{screen}");
+    assert!(screen.contains("Domain of the API groups"), "{screen}");
+    let project = std::fs::read_to_string(temp.path().join("demo/PROJECT")).unwrap();
+    assert!(project.contains("projectName: demo\n"), "{project}");
+    assert!(project.contains("domain: example.org\n"), "{project}");
+}

@@ -106,3 +106,29 @@ fn create_api_same_kind_in_two_groups() {
     project.create_api("--group storage --version v1beta1 --kind Backup");
     snapshot_files("api_two_groups", &changed_files(&before, project.tree()));
 }
+
+#[test]
+fn create_api_operand_on_a_deployment() {
+    let project = Project::init("demo-operator", "");
+    let before = project.tree();
+    project.create_api(
+        "--group cache --version v1 --kind Memcached --image memcached:1.6 --command memcached,-m=64",
+    );
+    snapshot_files(
+        "api_operand_deployment",
+        &changed_files(&before, project.tree()),
+    );
+}
+
+#[test]
+fn create_api_operand_on_a_statefulset() {
+    let project = Project::init("demo-operator", "");
+    let before = project.tree();
+    project.create_api(
+        "--group db --version v1alpha1 --kind MySQLCluster --image mysql:8.0 --workload stateful-set --port 3306 --run-as-user 999",
+    );
+    snapshot_files(
+        "api_operand_statefulset",
+        &changed_files(&before, project.tree()),
+    );
+}

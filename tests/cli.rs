@@ -452,6 +452,11 @@ fn create_api_refuses_bad_operand_flags() {
             vec!["invalid value 'daemonset'"],
         ),
         (
+            api("--image nginx --namespaced=false"),
+            1,
+            vec!["cannot be cluster-scoped", "--image"],
+        ),
+        (
             "create api --group db --version v1 --kind MySQLCluster --image mysql:8.4".to_owned(),
             1,
             vec!["--image is set by the first version of a kind"],

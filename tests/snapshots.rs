@@ -125,7 +125,7 @@ fn create_api_operand_on_a_statefulset() {
     let project = Project::init("demo-operator", "");
     let before = project.tree();
     project.create_api(
-        "--group db --version v1alpha1 --kind MySQLCluster --image mysql:8.0 --workload stateful-set --port 3306 --run-as-user 999",
+        "--group db --version v1alpha1 --kind MySQLCluster --image mysql:8.0 --workload statefulset --port 3306 --run-as-user 999",
     );
     snapshot_files(
         "api_operand_statefulset",

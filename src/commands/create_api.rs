@@ -153,6 +153,11 @@ fn new_resource(
     let namespaced = args
         .namespaced
         .unwrap_or(first.is_none_or(|f| f.namespaced));
+    if !namespaced && args.image.is_some() {
+        bail!(
+            "{kind} cannot be cluster-scoped: it runs its application (--image) in a workload in the namespace of each {kind} object\n\nDrop --namespaced=false"
+        );
+    }
     if !namespaced && project.namespaced() {
         bail!(
             "{kind} cannot be cluster-scoped in this project: its operator is namespaced (`opgen init --namespaced`), so it watches one namespace with a Role, and a Role cannot grant access to cluster-scoped objects\n\nDrop --namespaced=false, or keep cluster-scoped kinds in a cluster-wide operator"

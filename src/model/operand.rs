@@ -8,6 +8,7 @@ use super::ImageRef;
 pub enum Workload {
     #[default]
     Deployment,
+    #[value(name = "statefulset")]
     StatefulSet,
 }
 

@@ -75,15 +75,18 @@ fn render_generated(project: &Project) -> anyhow::Result<Vec<PlannedFile>> {
             Owner::Generated,
         ));
     }
+    /// The values of the per-group and per-version module files.
+    #[derive(serde::Serialize)]
+    struct GroupFile<'a> {
+        project: &'a ProjectValues,
+        group: &'a values::GroupValues,
+        version: Option<&'a values::GroupVersionValues>,
+    }
     for group in &values.groups {
-        #[derive(serde::Serialize)]
-        struct GroupFile<'a> {
-            project: &'a ProjectValues,
-            group: &'a values::GroupValues,
-        }
         let group_values = GroupFile {
             project: &values,
             group,
+            version: None,
         };
         files.push(PlannedFile::new(
             format!("api/src/{}/mod.rs", group.module),
@@ -91,20 +94,13 @@ fn render_generated(project: &Project) -> anyhow::Result<Vec<PlannedFile>> {
             Owner::Generated,
         ));
         for version in &group.versions {
-            #[derive(serde::Serialize)]
-            struct VersionFile<'a> {
-                project: &'a ProjectValues,
-                version: &'a values::GroupVersionValues,
-            }
+            let version_values = GroupFile {
+                version: Some(version),
+                ..group_values
+            };
             files.push(PlannedFile::new(
                 format!("api/src/{}/{}/mod.rs", group.module, version.version),
-                templates.render(
-                    "group/api_version_mod.rs",
-                    &VersionFile {
-                        project: &values,
-                        version,
-                    },
-                )?,
+                templates.render("group/api_version_mod.rs", &version_values)?,
                 Owner::Generated,
             ));
         }

@@ -216,7 +216,7 @@ mod tests {
 
     #[test]
     fn runs_the_api_crates_crdgen_in_the_project() {
-        let root = Path::new("/work/demo-operator");
+        let root = Path::new("projects/demo-operator");
         let plain = command(root, &project(), Progress::Plain);
         assert_eq!(
             display(&plain),

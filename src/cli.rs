@@ -18,8 +18,8 @@ use crate::model::{License, Workload};
         CRDs and RBAC in sync with `opgen generate manifests`."
 )]
 pub struct Cli {
-    /// Print only errors.
-    #[arg(long, short, global = true)]
+    /// Print only errors
+    #[arg(long, short, global = true, display_order = 1000)]
     pub quiet: bool,
 
     #[command(subcommand)]

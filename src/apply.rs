@@ -17,6 +17,23 @@ use crate::{
 
 /// Writes every change of `plan`; on failure, undoes the ones already made.
 pub fn apply(plan: &Plan, shell: &mut Shell) -> anyhow::Result<()> {
+    apply_reversibly(plan, shell).map(drop)
+}
+
+/// What [`apply_reversibly`] changed, kept so that a later step that fails can put it back.
+pub struct Applied {
+    journal: Journal,
+}
+
+impl Applied {
+    /// Restores every file the plan wrote and removes the directories it created.
+    pub fn undo(self) {
+        self.journal.roll_back();
+    }
+}
+
+/// [`apply`], returning what it did so that the caller can undo it.
+pub fn apply_reversibly(plan: &Plan, shell: &mut Shell) -> anyhow::Result<Applied> {
     let mut journal = Journal::default();
     for change in &plan.changes {
         if let Err(err) = write_change(&plan.root, change, &mut journal) {
@@ -32,7 +49,7 @@ pub fn apply(plan: &Plan, shell: &mut Shell) -> anyhow::Result<()> {
     {
         shell.status(verb(change.action), &change.path);
     }
-    Ok(())
+    Ok(Applied { journal })
 }
 
 /// Prints what `apply` would do: one line per file, and a unified diff for changed files.
@@ -211,6 +228,29 @@ mod tests {
             .collect();
         names.sort();
         assert_eq!(names, ["blocker", "m.yaml"]);
+    }
+
+    #[test]
+    fn undo_puts_back_what_was_applied() {
+        let dir = tempfile::tempdir().unwrap();
+        fs::write(dir.path().join("lib.rs"), "old").unwrap();
+        let plan = Plan::new(
+            dir.path(),
+            vec![
+                PlannedFile::new("lib.rs", "new", Owner::Manifest),
+                PlannedFile::new("db/v1/mod.rs", "new", Owner::Manifest),
+            ],
+            OnConflict::Refuse,
+        )
+        .unwrap();
+        apply_reversibly(&plan, &mut Shell::captured())
+            .unwrap()
+            .undo();
+        assert_eq!(
+            fs::read_to_string(dir.path().join("lib.rs")).unwrap(),
+            "old"
+        );
+        assert!(!dir.path().join("db").exists());
     }
 
     #[test]

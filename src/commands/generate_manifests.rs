@@ -2,7 +2,7 @@
 //! the controllers' `+opgen:rbac` markers, together with the generated files that list the
 //! CRDs, so that `config/` always matches the Rust sources.
 
-use std::{fs, path::Path, process::ExitCode};
+use std::{path::Path, process::ExitCode};
 
 use anyhow::{Context as _, bail};
 
@@ -60,10 +60,10 @@ fn generate(
     let mut files = vec![manifests::role_file(&rules, project)];
     files.extend(other_files);
     if mode == Mode::Write && api_stale {
-        apply::apply(&api_plan, shell)?;
+        let applied = apply::apply_reversibly(&api_plan, shell)?;
         let result = finish(root, project, files, mode, api_stale, shell);
         if result.is_err() {
-            restore(&api_plan);
+            applied.undo();
             shell.note("the api crate's generated files were put back as they were");
         }
         return result;
@@ -144,32 +144,11 @@ fn check(plan: &Plan, shell: &mut Shell) -> anyhow::Result<ExitCode> {
     )
 }
 
-/// Puts back the files an applied `plan` changed, when a later step fails, and removes the
-/// directories left empty by the files it deletes. Best effort, as the applier's own
-/// roll-back: a failed restore cannot be reported better than the first error.
-fn restore(plan: &Plan) {
-    for change in plan.changes.iter().filter(|c| c.writes()) {
-        let path = plan.root.join(&change.path);
-        match &change.old {
-            Some(old) => {
-                let _ = fs::write(&path, old);
-            }
-            None => {
-                let _ = fs::remove_file(&path);
-                // `remove_dir` fails on the first directory that still holds something.
-                for dir in path.ancestors().skip(1) {
-                    if dir == plan.root || fs::remove_dir(dir).is_err() {
-                        break;
-                    }
-                }
-            }
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::fs;
+
     use crate::{project::Scope, shell::Buffer};
 
     fn project(scope: Scope) -> Project {
@@ -304,27 +283,5 @@ mod tests {
         assert!(err.contains("put back"), "{err}");
         assert!(!dir.path().join("api").exists());
         assert!(!dir.path().join("config").exists());
-    }
-
-    #[test]
-    fn restore_undoes_an_applied_plan() {
-        let dir = tempfile::tempdir().unwrap();
-        write(dir.path(), "api/src/lib.rs", "old");
-        let plan = Plan::new(
-            dir.path(),
-            vec![
-                PlannedFile::new("api/src/lib.rs", "new", crate::plan::Owner::Manifest),
-                PlannedFile::new("api/src/db/v1/mod.rs", "new", crate::plan::Owner::Manifest),
-            ],
-            OnConflict::Refuse,
-        )
-        .unwrap();
-        apply::apply(&plan, &mut Shell::captured()).unwrap();
-        restore(&plan);
-        assert_eq!(
-            fs::read_to_string(dir.path().join("api/src/lib.rs")).unwrap(),
-            "old"
-        );
-        assert!(!dir.path().join("api/src/db").exists());
     }
 }

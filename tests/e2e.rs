@@ -80,9 +80,10 @@ fn kustomize(root: &Path, dir: &str, kinds: &[&str]) -> String {
     rendered
 }
 
-/// Adds the kinds of a scenario: two groups, a two-version kind, a cluster-scoped kind (a
-/// namespaced one in a namespaced operator, which cannot hold cluster-scoped kinds), and
-/// operands run by a StatefulSet (with a Service) and by a Deployment (without).
+/// Adds the kinds of a scenario: several groups (one kind name in two of them), a
+/// two-version kind, a cluster-scoped kind (a namespaced one in a namespaced operator, which
+/// cannot hold cluster-scoped kinds), and operands run by a StatefulSet (with a Service) and
+/// by a Deployment (without).
 fn add_kinds(project: &Project, namespaced_operator: bool) {
     project.create_api("--group db --version v1alpha1 --kind MySQLCluster");
     project.create_api("--group db --version v1 --kind MySQLCluster");
@@ -91,6 +92,8 @@ fn add_kinds(project: &Project, namespaced_operator: bool) {
         "--group ops --version v1 --kind BackupPolicy --namespaced={scope}"
     ));
     project.create_api("--group ops --version v1beta1 --kind Proxy");
+    // The same kind name in a second group.
+    project.create_api("--group ops --version v1 --kind MySQLCluster");
     project.create_api(
         "--group data --version v1alpha1 --kind PostgresCluster --image postgres:17 --workload statefulset --port 5432 --run-as-user 999",
     );
@@ -175,6 +178,13 @@ fn scenario(name: &str, init_args: &str, manager_role: &str) {
         "ops.example.com_backuppolicies",
         scope,
         "bp",
+        &[("v1", true)],
+    );
+    check_crd(
+        &project,
+        "ops.example.com_mysqlclusters",
+        "Namespaced",
+        "msc",
         &[("v1", true)],
     );
     check_crd(

@@ -634,3 +634,21 @@ fn init_asks_for_missing_values_on_a_terminal() {
     assert!(project.contains("projectName: demo\n"), "{project}");
     assert!(project.contains("domain: example.org\n"), "{project}");
 }
+
+#[test]
+fn create_api_without_rustfmt_still_writes_and_says_so() {
+    let project = Project::init("demo", "");
+    let empty = tempfile::tempdir().unwrap();
+    project
+        .opgen()
+        .env("PATH", empty.path())
+        .args("create api --group db --version v1 --kind Thing".split_whitespace())
+        .assert()
+        .success()
+        .stderr(predicate::str::contains("rustfmt was not found"));
+    assert!(
+        project
+            .read("src/controllers/db/thing.rs")
+            .contains("pub async fn run")
+    );
+}

@@ -18,10 +18,6 @@ impl KubernetesVersion {
     pub fn feature(self) -> String {
         format!("v1_{}", self.minor)
     }
-
-    pub fn minor(self) -> u32 {
-        self.minor
-    }
 }
 
 /// The oldest supported version is the default: it gives the widest compatibility, because

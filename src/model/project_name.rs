@@ -49,11 +49,6 @@ impl ProjectName {
         &self.0
     }
 
-    /// The identifier Rust code uses for the manager crate.
-    pub fn crate_ident(&self) -> String {
-        self.0.replace('-', "_")
-    }
-
     /// The package holding the custom resource types.
     pub fn api_crate(&self) -> String {
         format!("{}-api", self.0)
@@ -79,7 +74,6 @@ mod tests {
     #[test]
     fn accepts_a_dns_label_that_is_a_crate_name() {
         let name: ProjectName = "demo-operator".parse().unwrap();
-        assert_eq!(name.crate_ident(), "demo_operator");
         assert_eq!(name.api_crate(), "demo-operator-api");
         assert_eq!(name.api_crate_ident(), "demo_operator_api");
         assert_eq!(name.system_namespace(), "demo-operator-system");

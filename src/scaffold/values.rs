@@ -12,8 +12,6 @@ use crate::{
 pub struct ProjectValues {
     /// `demo-operator`
     pub name: String,
-    /// `demo_operator`
-    pub crate_ident: String,
     /// `demo-operator-api`
     pub api_crate: String,
     /// `demo_operator_api`
@@ -23,10 +21,6 @@ pub struct ProjectValues {
     pub namespaced: bool,
     /// k8s-openapi's version feature, `v1_33`.
     pub k8s_feature: String,
-    /// `1.33`
-    pub k8s_version: String,
-    /// `33`: templates use it where k8s-openapi's struct shapes differ between versions.
-    pub k8s_minor: u32,
     /// SPDX identifier, absent without a license.
     pub license: Option<&'static str>,
     /// The owner given with `--owner`, else `The <name> Authors`.
@@ -130,14 +124,11 @@ impl ProjectValues {
         controllers.sort();
         Self {
             name: name.to_string(),
-            crate_ident: name.crate_ident(),
             api_crate: name.api_crate(),
             api_crate_ident: name.api_crate_ident(),
             domain: project.domain.to_string(),
             namespaced: project.namespaced(),
             k8s_feature: project.kubernetes_version.feature(),
-            k8s_version: project.kubernetes_version.to_string(),
-            k8s_minor: project.kubernetes_version.minor(),
             license: project.license.spdx(),
             copyright_holder: project
                 .owner

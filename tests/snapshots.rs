@@ -67,68 +67,73 @@ fn init_without_license() {
     assert!(!project.read("Cargo.toml").contains("license ="));
 }
 
+/// Snapshots what the last of `steps` (each a `create api` command line) writes on a new
+/// project where the earlier steps have run.
+fn snapshot_create_api(scenario: &str, steps: &[&str]) {
+    let project = Project::init("demo-operator", "");
+    let (last, earlier) = steps.split_last().expect("at least one step");
+    for step in earlier {
+        project.create_api(step);
+    }
+    let before = project.tree();
+    project.create_api(last);
+    snapshot_files(scenario, &changed_files(&before, project.tree()));
+}
+
 #[test]
 fn create_api_namespaced_kind() {
-    let project = Project::init("demo-operator", "");
-    let before = project.tree();
-    project.create_api("--group db --version v1alpha1 --kind MySQLCluster");
-    snapshot_files("api_namespaced", &changed_files(&before, project.tree()));
+    snapshot_create_api(
+        "api_namespaced",
+        &["--group db --version v1alpha1 --kind MySQLCluster"],
+    );
 }
 
 #[test]
 fn create_api_cluster_scoped_kind() {
-    let project = Project::init("demo-operator", "");
-    let before = project.tree();
-    project.create_api("--group ops --version v1 --kind BackupPolicy --namespaced=false");
-    snapshot_files(
+    snapshot_create_api(
         "api_cluster_scoped",
-        &changed_files(&before, project.tree()),
+        &["--group ops --version v1 --kind BackupPolicy --namespaced=false"],
     );
 }
 
 #[test]
 fn create_api_second_version() {
-    let project = Project::init("demo-operator", "");
-    project.create_api("--group db --version v1alpha1 --kind MySQLCluster");
-    let before = project.tree();
-    project.create_api("--group db --version v1 --kind MySQLCluster");
-    snapshot_files(
+    snapshot_create_api(
         "api_second_version",
-        &changed_files(&before, project.tree()),
+        &[
+            "--group db --version v1alpha1 --kind MySQLCluster",
+            "--group db --version v1 --kind MySQLCluster",
+        ],
     );
 }
 
 #[test]
 fn create_api_same_kind_in_two_groups() {
-    let project = Project::init("demo-operator", "");
-    project.create_api("--group db --version v1 --kind Backup");
-    let before = project.tree();
-    project.create_api("--group storage --version v1beta1 --kind Backup");
-    snapshot_files("api_two_groups", &changed_files(&before, project.tree()));
+    snapshot_create_api(
+        "api_two_groups",
+        &[
+            "--group db --version v1 --kind Backup",
+            "--group storage --version v1beta1 --kind Backup",
+        ],
+    );
 }
 
 #[test]
 fn create_api_operand_on_a_deployment() {
-    let project = Project::init("demo-operator", "");
-    let before = project.tree();
-    project.create_api(
-        "--group cache --version v1 --kind Memcached --image memcached:1.6 --command memcached,-m=64",
-    );
-    snapshot_files(
+    snapshot_create_api(
         "api_operand_deployment",
-        &changed_files(&before, project.tree()),
+        &[
+            "--group cache --version v1 --kind Memcached --image memcached:1.6 --command memcached,-m=64",
+        ],
     );
 }
 
 #[test]
 fn create_api_operand_on_a_statefulset() {
-    let project = Project::init("demo-operator", "");
-    let before = project.tree();
-    project.create_api(
-        "--group db --version v1alpha1 --kind MySQLCluster --image mysql:8.0 --workload statefulset --port 3306 --run-as-user 999",
-    );
-    snapshot_files(
+    snapshot_create_api(
         "api_operand_statefulset",
-        &changed_files(&before, project.tree()),
+        &[
+            "--group db --version v1alpha1 --kind MySQLCluster --image mysql:8.0 --workload statefulset --port 3306 --run-as-user 999",
+        ],
     );
 }

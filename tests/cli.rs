@@ -652,3 +652,43 @@ fn create_api_without_rustfmt_still_writes_and_says_so() {
             .contains("pub async fn run")
     );
 }
+
+#[test]
+fn quiet_prints_nothing_on_success() {
+    let temp = tempfile::tempdir().unwrap();
+    opgen(temp.path())
+        .args("--quiet init demo --domain example.com".split_whitespace())
+        .assert()
+        .success()
+        .stdout("")
+        .stderr("");
+    opgen(&temp.path().join("demo"))
+        .args("create api -q --group db --version v1 --kind Thing".split_whitespace())
+        .assert()
+        .success()
+        .stdout("")
+        .stderr("");
+}
+
+#[test]
+fn a_write_lists_what_changed_and_a_dry_run_also_what_did_not() {
+    let project = Project::init("demo", "");
+    let args = "create api --group db --version v1 --kind Thing";
+    project
+        .opgen()
+        .args(args.split_whitespace())
+        .arg("--dry-run")
+        .assert()
+        .success()
+        .stderr(predicate::str::contains("Unchanged api/src/bin/crdgen.rs"));
+    project
+        .opgen()
+        .args(args.split_whitespace())
+        .assert()
+        .success()
+        .stderr(predicate::str::contains(
+            "Creating src/controllers/db/thing.rs",
+        ))
+        .stderr(predicate::str::contains("Updating PROJECT"))
+        .stderr(predicate::str::contains("Unchanged").not());
+}

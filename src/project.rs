@@ -103,8 +103,7 @@ impl Project {
         for root in dir.ancestors() {
             let path = root.join(FILE_NAME);
             if path.is_file() {
-                let text = std::fs::read_to_string(&path)
-                    .with_context(|| format!("cannot read {}", path.display()))?;
+                let text = crate::plan::read_to_string(&path)?;
                 return Ok((root.to_path_buf(), Project::parse(&text, &path)?));
             }
         }

@@ -17,8 +17,12 @@ use std::{
 
 use common::Project;
 
-/// The target directory every generated project builds into.
+/// The target directory every generated project builds into: `target/e2e`, or
+/// `OPGEN_E2E_TARGET_DIR` when set (so that several checkouts can share one dependency build).
 fn shared_target_dir() -> PathBuf {
+    if let Some(dir) = std::env::var_os("OPGEN_E2E_TARGET_DIR") {
+        return PathBuf::from(dir);
+    }
     Path::new(env!("CARGO_TARGET_TMPDIR"))
         .parent()
         .unwrap()

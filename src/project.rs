@@ -114,9 +114,18 @@ impl Project {
     }
 
     /// The rules every later command relies on: no resource twice, one storage version and
-    /// at most one controller per kind, one plural per kind.
+    /// at most one controller per kind, one plural per kind, operands namespaced.
     fn check_resources(&self) -> anyhow::Result<()> {
         for (i, resource) in self.resources.iter().enumerate() {
+            if let Some(operand) = resource.operand.as_ref().filter(|_| !resource.namespaced) {
+                bail!(
+                    "{} {}/{} runs an application (`operand`) but is not namespaced: its {} lives in the namespace of each object; set `namespaced: true`",
+                    resource.kind,
+                    resource.group,
+                    resource.version,
+                    operand.workload.kind()
+                );
+            }
             let earlier = &self.resources[..i];
             if earlier
                 .iter()
@@ -260,6 +269,27 @@ mod tests {
             Project::parse(&project.render(), Path::new("PROJECT")).unwrap_err()
         );
         assert!(err.contains("2 storage versions"), "{err}");
+    }
+
+    #[test]
+    fn refuses_a_cluster_scoped_operand() {
+        let mut project = sample();
+        let mut operand = resource("Memcached", "v1", true);
+        operand.namespaced = false;
+        operand.operand = Some(crate::model::Operand {
+            image: "memcached:1.6".parse().unwrap(),
+            workload: crate::model::Workload::Deployment,
+            port: None,
+            run_as_user: None,
+            command: Vec::new(),
+        });
+        project.resources.push(operand);
+        let err = format!(
+            "{:#}",
+            Project::parse(&project.render(), Path::new("PROJECT")).unwrap_err()
+        );
+        assert!(err.contains("Memcached db/v1 runs an application"), "{err}");
+        assert!(err.contains("its Deployment lives in the namespace"), "{err}");
     }
 
     #[test]

@@ -54,6 +54,11 @@ impl ProjectName {
         format!("{}-api", self.0)
     }
 
+    /// The identifier Rust code uses for the manager's own crate.
+    pub fn crate_ident(&self) -> String {
+        self.0.replace('-', "_")
+    }
+
     /// The identifier Rust code uses for the api crate.
     pub fn api_crate_ident(&self) -> String {
         self.api_crate().replace('-', "_")
@@ -76,6 +81,7 @@ mod tests {
         let name: ProjectName = "demo-operator".parse().unwrap();
         assert_eq!(name.api_crate(), "demo-operator-api");
         assert_eq!(name.api_crate_ident(), "demo_operator_api");
+        assert_eq!(name.crate_ident(), "demo_operator");
         assert_eq!(name.system_namespace(), "demo-operator-system");
     }
 

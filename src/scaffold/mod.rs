@@ -1,6 +1,7 @@
 //! What opgen writes: the files of a new project, the files of a new resource, and the
 //! generated files that are rebuilt from `PROJECT` after every change to it.
 
+mod rust;
 pub mod values;
 
 use crate::{

@@ -3,6 +3,7 @@
 
 use serde::Serialize;
 
+use super::rust;
 use crate::{
     model::{License, Operand, Resource, Workload},
     project::Project,
@@ -12,6 +13,8 @@ use crate::{
 pub struct ProjectValues {
     /// `demo-operator`
     pub name: String,
+    /// `demo_operator`: the manager's library crate.
+    pub crate_ident: String,
     /// `demo-operator-api`
     pub api_crate: String,
     /// `demo_operator_api`
@@ -30,8 +33,28 @@ pub struct ProjectValues {
     pub opgen_version: &'static str,
     pub kinds: Vec<KindValues>,
     pub groups: Vec<GroupValues>,
-    /// Module paths of every controller (`db::my_sql_cluster`), sorted.
-    pub controllers: Vec<String>,
+    /// Every controller, sorted by module path.
+    pub controllers: Vec<ControllerValues>,
+}
+
+/// A controller, as the generated `controllers` module starts it.
+#[derive(Debug, Serialize)]
+pub struct ControllerValues {
+    /// Its module path: `db::my_sql_cluster`.
+    pub path: String,
+    /// Whether the line that starts it fits the width rustfmt keeps on one line; else the
+    /// template writes the call the way rustfmt wraps it.
+    pub fits_one_line: bool,
+}
+
+impl ControllerValues {
+    fn new(path: String) -> Self {
+        let line = format!("    controllers.spawn({path}::run);");
+        Self {
+            fits_one_line: rust::fits(&line),
+            path,
+        }
+    }
 }
 
 /// One kind, whatever its number of versions.
@@ -78,10 +101,19 @@ pub struct OperandValues {
     pub image: String,
     /// `Deployment` or `StatefulSet`, as Kubernetes spells the kind.
     pub workload: &'static str,
+    /// `deployments` or `statefulsets`, as RBAC rules name them.
+    pub workload_resource: &'static str,
     pub statefulset: bool,
     pub port: Option<u16>,
     pub run_as_user: Option<i64>,
     pub command: Vec<String>,
+    /// The arguments of `command` as Rust string literals, quotes included.
+    pub command_literals: Vec<String>,
+    /// The longest name of an object of the kind, and of its workload.
+    pub name_max: usize,
+    /// How many characters may stand between the first and the last of a name:
+    /// `name_max - 2`, for the name's regular expression.
+    pub name_middle_max: usize,
 }
 
 #[derive(Debug, Serialize)]
@@ -124,6 +156,7 @@ impl ProjectValues {
         controllers.sort();
         Self {
             name: name.to_string(),
+            crate_ident: name.crate_ident(),
             api_crate: name.api_crate(),
             api_crate_ident: name.api_crate_ident(),
             domain: project.domain.to_string(),
@@ -138,7 +171,7 @@ impl ProjectValues {
             opgen_version: env!("CARGO_PKG_VERSION"),
             kinds,
             groups: groups(project),
-            controllers,
+            controllers: controllers.into_iter().map(ControllerValues::new).collect(),
         }
     }
 }
@@ -186,16 +219,22 @@ impl KindValues {
 
 impl OperandValues {
     fn new(operand: &Operand) -> Self {
+        let name_max = operand.workload.max_name_len();
         Self {
             image: operand.image.to_string(),
-            workload: match operand.workload {
-                Workload::Deployment => "Deployment",
-                Workload::StatefulSet => "StatefulSet",
-            },
+            workload: operand.workload.kind(),
+            workload_resource: operand.workload.resource(),
             statefulset: operand.workload == Workload::StatefulSet,
             port: operand.port,
             run_as_user: operand.run_as_user,
             command: operand.command.clone(),
+            command_literals: operand
+                .command
+                .iter()
+                .map(|argument| rust::string_literal(argument))
+                .collect(),
+            name_max,
+            name_middle_max: name_max - 2,
         }
     }
 }
@@ -252,5 +291,40 @@ pub fn license_template(license: License) -> Option<&'static str> {
         License::Apache2 => Some("license/apache2"),
         License::Mit => Some("license/mit"),
         License::None => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::Operand;
+
+    #[test]
+    fn controllers_too_long_for_one_line_are_wrapped() {
+        assert!(ControllerValues::new("db::my_sql_cluster".into()).fits_one_line);
+        // 4 + 18 + 73 + 7 = 102 characters.
+        let long = format!("{}::{}", "g".repeat(30), "k".repeat(41));
+        assert!(!ControllerValues::new(long).fits_one_line);
+        let longest_fitting = format!("{}::{}", "g".repeat(30), "k".repeat(39));
+        assert!(ControllerValues::new(longest_fitting).fits_one_line);
+    }
+
+    #[test]
+    fn operand_values_prepare_rust_literals_and_name_limits() {
+        let operand = Operand {
+            image: "memcached:1.6".parse().unwrap(),
+            workload: Workload::StatefulSet,
+            port: None,
+            run_as_user: None,
+            command: vec!["memcached".into(), "say \"hi\"\n".into()],
+        };
+        let values = OperandValues::new(&operand);
+        assert_eq!(
+            values.command_literals,
+            [r#""memcached""#, r#""say \"hi\"\n""#]
+        );
+        assert_eq!((values.name_max, values.name_middle_max), (52, 50));
+        assert_eq!(values.workload, "StatefulSet");
+        assert_eq!(values.workload_resource, "statefulsets");
     }
 }

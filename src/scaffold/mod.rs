@@ -180,3 +180,83 @@ pub fn resource_files(
     let formatted = rustfmt::format(&mut files)?;
     Ok((files, formatted))
 }
+
+#[cfg(test)]
+mod tests {
+    use std::{
+        io::Write,
+        process::{Command, Stdio},
+    };
+
+    use super::*;
+    use crate::{
+        model::{Operand, Workload},
+        project::Scope,
+    };
+
+    /// What rustfmt makes of `source`, with the edition of generated projects.
+    fn rustfmt(source: &str) -> String {
+        let mut child = Command::new("rustfmt")
+            .args(["--edition", "2024", "--emit", "stdout"])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .spawn()
+            .expect("the test machine has rustfmt");
+        let mut stdin = child.stdin.take().expect("rustfmt's stdin");
+        stdin.write_all(source.as_bytes()).unwrap();
+        drop(stdin);
+        let output = child.wait_with_output().unwrap();
+        assert!(output.status.success(), "rustfmt failed on:\n{source}");
+        String::from_utf8(output.stdout).unwrap()
+    }
+
+    /// A project with a plain kind and two operand kinds in `group`, named after `kind`.
+    fn project_with_kinds(name: &str, group: &str, kind: &str) -> Project {
+        let mut project = Project::for_test(name, Scope::Cluster);
+        for (suffix, workload) in [
+            ("", None),
+            ("A", Some(Workload::Deployment)),
+            ("B", Some(Workload::StatefulSet)),
+        ] {
+            let kind = format!("{}{suffix}", &kind[..kind.len() - suffix.len()]);
+            let mut resource = Resource::for_test(group, "v1alpha1", &kind);
+            resource.operand = workload.map(|workload| Operand {
+                image: "registry.example.com/team/app:1.0".parse().unwrap(),
+                workload,
+                port: Some(8080),
+                run_as_user: Some(1000),
+                command: vec!["app".into(), "--flag=\"quoted\"".into()],
+            });
+            project.resources.push(resource);
+        }
+        project
+    }
+
+    #[test]
+    fn generated_rust_is_rustfmt_clean_as_rendered_whatever_the_names() {
+        let longest_kind = format!("Long{}", "Word".repeat(14) + "End");
+        assert_eq!(longest_kind.len(), 63, "the longest kind opgen accepts");
+        let longest_group = format!("g{}", "-x".repeat(31));
+        let projects = [
+            project_with_kinds("a", "db", "Db"),
+            project_with_kinds(
+                "a-rather-long-operator-name-of-forty-chr",
+                &longest_group,
+                &longest_kind,
+            ),
+        ];
+        for project in projects {
+            let files = render_generated(&project).unwrap();
+            assert!(files.iter().any(|f| f.path == "src/runtime/reconcile.rs"));
+            for file in files.iter().filter(|f| f.path.ends_with(".rs")) {
+                let formatted = rustfmt(&file.contents);
+                assert!(
+                    formatted == file.contents,
+                    "{} is not rustfmt-clean as rendered:\n{}",
+                    file.path,
+                    similar::TextDiff::from_lines(&file.contents, &formatted).unified_diff()
+                );
+            }
+        }
+    }
+}

@@ -239,7 +239,12 @@ mod tests {
         );
         // Taken over by its user, who deleted the header.
         assert_eq!(
-            plan(&[("g.rs", "hand written")], file.clone(), OnConflict::Refuse).unwrap(),
+            plan(
+                &[("g.rs", "hand written")],
+                file.clone(),
+                OnConflict::Refuse
+            )
+            .unwrap(),
             Action::Keep
         );
         assert_eq!(

@@ -289,7 +289,10 @@ mod tests {
             Project::parse(&project.render(), Path::new("PROJECT")).unwrap_err()
         );
         assert!(err.contains("Memcached db/v1 runs an application"), "{err}");
-        assert!(err.contains("its Deployment lives in the namespace"), "{err}");
+        assert!(
+            err.contains("its Deployment lives in the namespace"),
+            "{err}"
+        );
     }
 
     #[test]

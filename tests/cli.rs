@@ -377,7 +377,9 @@ fn a_generated_file_without_its_header_is_the_users_and_left_alone() {
         .args("create api --group db --version v1 --kind Thing".split_whitespace())
         .assert()
         .success()
-        .stderr(predicate::str::contains("Skipping src/runtime/reconcile.rs"))
+        .stderr(predicate::str::contains(
+            "Skipping src/runtime/reconcile.rs",
+        ))
         .stderr(predicate::str::contains("Updating src/controllers/mod.rs"));
     assert_eq!(project.read("src/runtime/reconcile.rs"), taken_over);
 }

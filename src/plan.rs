@@ -96,6 +96,11 @@ pub enum PlanError {
         "{path} no longer carries opgen's `{GENERATED_MARKER}` header, so it looks edited by hand; opgen will not overwrite it\n\nRestore the header to let opgen regenerate it, or move your changes to a scaffolded file"
     )]
     EditedGeneratedFile { path: String },
+    #[error(
+        "internal error: the plan writes {path} twice{}; nothing was written (a bug in opgen, please report it with the command you ran)",
+        if .other == .path { String::new() } else { format!(" (also as {other})") }
+    )]
+    SamePath { path: String, other: String },
     #[error("cannot read {path}")]
     Read {
         path: String,
@@ -106,11 +111,16 @@ pub enum PlanError {
 
 impl Plan {
     /// Compares `files` with what is on disk under `root` and decides each file's action.
+    ///
+    /// `PROJECT` goes last: it is the record of what the others hold, so a command that stops
+    /// before its end never leaves a `PROJECT` describing files that were not written.
     pub fn new(
         root: &Path,
-        files: Vec<PlannedFile>,
+        mut files: Vec<PlannedFile>,
         on_conflict: OnConflict,
     ) -> Result<Self, PlanError> {
+        check_paths_distinct(&files)?;
+        files.sort_by_key(|file| file.path == crate::project::FILE_NAME);
         let changes = files
             .into_iter()
             .map(|file| {
@@ -137,6 +147,21 @@ impl Plan {
     pub fn is_noop(&self) -> bool {
         !self.changes.iter().any(FileChange::writes)
     }
+}
+
+/// Two planned files at one path would have the second silently replace the first. Paths are
+/// compared without case, as a case-insensitive file system (macOS, Windows) compares them.
+fn check_paths_distinct(files: &[PlannedFile]) -> Result<(), PlanError> {
+    let mut seen: std::collections::HashMap<String, &str> = std::collections::HashMap::new();
+    for file in files {
+        if let Some(other) = seen.insert(file.path.to_lowercase(), &file.path) {
+            return Err(PlanError::SamePath {
+                path: file.path.clone(),
+                other: other.to_owned(),
+            });
+        }
+    }
+    Ok(())
 }
 
 fn decide(
@@ -244,6 +269,44 @@ mod tests {
             plan(&[("g.rs", "hand written")], file, OnConflict::Refuse),
             Err(PlanError::EditedGeneratedFile { .. })
         ));
+    }
+
+    #[test]
+    fn two_files_at_one_path_are_an_internal_error() {
+        let dir = tempfile::tempdir().unwrap();
+        for (a, b) in [("db/a.rs", "db/a.rs"), ("db/Foo.rs", "db/foo.rs")] {
+            let err = Plan::new(
+                dir.path(),
+                vec![
+                    PlannedFile::new(a, "1", Owner::Scaffolded),
+                    PlannedFile::new(b, "2", Owner::Scaffolded),
+                ],
+                OnConflict::Refuse,
+            )
+            .unwrap_err();
+            assert!(matches!(err, PlanError::SamePath { .. }), "{err:?}");
+            assert!(
+                err.to_string()
+                    .starts_with("internal error: the plan writes")
+            );
+        }
+    }
+
+    #[test]
+    fn project_is_written_last() {
+        let dir = tempfile::tempdir().unwrap();
+        let plan = Plan::new(
+            dir.path(),
+            vec![
+                PlannedFile::new("PROJECT", "p", Owner::Manifest),
+                PlannedFile::new("b.rs", "b", Owner::Scaffolded),
+                PlannedFile::new("a.rs", "a", Owner::Scaffolded),
+            ],
+            OnConflict::Refuse,
+        )
+        .unwrap();
+        let order: Vec<&str> = plan.changes.iter().map(|c| c.path.as_str()).collect();
+        assert_eq!(order, ["b.rs", "a.rs", "PROJECT"]);
     }
 
     #[test]

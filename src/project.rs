@@ -3,12 +3,16 @@
 //! It plays the part of Kubebuilder's `PROJECT`: the domain, the operator's scope and every
 //! resource added with `create api`. The generated files are a function of it.
 
+mod rules;
+
 use std::path::{Path, PathBuf};
 
-use anyhow::{Context as _, bail};
+use anyhow::bail;
 use serde::{Deserialize, Serialize};
 
 use crate::model::{Domain, KubernetesVersion, License, ProjectName, Resource};
+
+pub use rules::{MAX_UID, Violation};
 
 /// The name of the file, at the root of every opgen project.
 pub const FILE_NAME: &str = "PROJECT";
@@ -84,9 +88,13 @@ impl Project {
                 project.version
             );
         }
-        project
-            .check_resources()
-            .with_context(|| format!("{} is inconsistent", path.display()))?;
+        if let Err(violation) = project.check() {
+            let place = match resource_lines(text).get(violation.resource) {
+                Some(line) => format!("{}:{line}", path.display()),
+                None => path.display().to_string(),
+            };
+            bail!("{place}: {}", violation.message);
+        }
         Ok(project)
     }
 
@@ -113,53 +121,10 @@ impl Project {
         )
     }
 
-    /// The rules every later command relies on: no resource twice, one storage version and
-    /// at most one controller per kind, one plural per kind.
-    fn check_resources(&self) -> anyhow::Result<()> {
-        for (i, resource) in self.resources.iter().enumerate() {
-            let earlier = &self.resources[..i];
-            if earlier
-                .iter()
-                .any(|r| r.same_kind(resource) && r.version == resource.version)
-            {
-                bail!(
-                    "{} {}/{} is listed twice",
-                    resource.kind,
-                    resource.group,
-                    resource.version
-                );
-            }
-            if let Some(other) = earlier.iter().find(|r| {
-                r.same_kind(resource)
-                    && (r.plural != resource.plural || r.namespaced != resource.namespaced)
-            }) {
-                bail!(
-                    "the versions {} and {} of {} disagree on plural or scope",
-                    other.version,
-                    resource.version,
-                    resource.kind
-                );
-            }
-        }
-        for kind in self.kinds() {
-            let versions: Vec<&Resource> = self.versions_of(kind).collect();
-            let stored = versions.iter().filter(|r| r.storage).count();
-            if stored != 1 {
-                bail!(
-                    "{} {} has {stored} storage versions; exactly one must have `storage: true`",
-                    kind.kind,
-                    kind.group
-                );
-            }
-            if versions.iter().filter(|r| r.controller).count() > 1 {
-                bail!(
-                    "{} {} has more than one version with `controller: true`; one controller runs per kind",
-                    kind.kind,
-                    kind.group
-                );
-            }
-        }
-        Ok(())
+    /// The first of [`rules`] that the project breaks. `create api` checks the project it
+    /// is about to write with these, and every command checks the one it reads.
+    pub fn check(&self) -> Result<(), Violation> {
+        rules::check(self)
     }
 
     /// One resource per kind (its first version), in the order they were added.
@@ -194,6 +159,25 @@ impl Project {
             None,
         )
     }
+}
+
+/// The line of each entry of `resources`, for messages; empty when the text does not parse
+/// (the caller has parsed it already, so that does not happen).
+fn resource_lines(text: &str) -> Vec<u64> {
+    #[derive(Deserialize)]
+    struct Lines {
+        #[serde(default)]
+        resources: Vec<serde_saphyr::Spanned<serde::de::IgnoredAny>>,
+    }
+    serde_saphyr::from_str::<Lines>(text)
+        .map(|lines| {
+            lines
+                .resources
+                .iter()
+                .map(|entry| entry.referenced.line())
+                .collect()
+        })
+        .unwrap_or_default()
 }
 
 fn first_line(message: &str) -> &str {
@@ -255,11 +239,21 @@ mod tests {
             .resources
             .push(resource("MySQLCluster", "v1alpha1", true));
         project.resources.push(resource("MySQLCluster", "v1", true));
-        let err = format!(
-            "{:#}",
-            Project::parse(&project.render(), Path::new("PROJECT")).unwrap_err()
-        );
+        let text = project.render();
+        let err = Project::parse(&text, Path::new("PROJECT"))
+            .unwrap_err()
+            .to_string();
         assert!(err.contains("2 storage versions"), "{err}");
+        let line = text
+            .lines()
+            .position(|l| l.contains("version: v1") && !l.contains("alpha"))
+            .unwrap();
+        // The violation points at the entry of the second version, which starts a line
+        // above its `version:`.
+        assert!(
+            err.starts_with(&format!("PROJECT:{line}: ")),
+            "{err}\n{text}"
+        );
     }
 
     #[test]

@@ -692,3 +692,96 @@ fn a_write_lists_what_changed_and_a_dry_run_also_what_did_not() {
         .stderr(predicate::str::contains("Updating PROJECT"))
         .stderr(predicate::str::contains("Unchanged").not());
 }
+
+/// Every rule `create api` enforces holds for a PROJECT edited by hand: each bad edit is
+/// reported by every command with the line of the entry at fault, and nothing is written.
+#[test]
+fn a_bad_project_edit_is_reported_with_its_line_by_every_command() {
+    let project = Project::init("demo", "");
+    project.create_api("--group db --version v1 --kind Thing");
+    project.create_api("--group db --version v1 --kind Other --image nginx:1");
+    let good = project.read("PROJECT");
+    let lines: Vec<&str> = good.lines().collect();
+    let thing_entry = lines.iter().position(|l| *l == "- group: db").unwrap() + 1;
+    let other_entry = lines.iter().rposition(|l| *l == "- group: db").unwrap() + 1;
+    // (edit, needle, line of the entry at fault)
+    let cases: Vec<(String, &str, usize)> = vec![
+        (
+            good.replace("kind: Other", "kind: Thing"),
+            "is listed twice",
+            other_entry,
+        ),
+        (
+            good.replace("kind: Other", "kind: THING"),
+            "differ only in letter case",
+            other_entry,
+        ),
+        (
+            good.replace("plural: others", "plural: things"),
+            "same plural `things`",
+            other_entry,
+        ),
+        (
+            good.replace("shortName: oth", "shortName: thi"),
+            "same shortName `thi`",
+            other_entry,
+        ),
+        (
+            good.replacen("namespaced: true", "namespaced: false", 2)
+                .replacen("namespaced: false", "namespaced: true", 1),
+            "must be namespaced",
+            other_entry,
+        ),
+        (
+            good.replace(
+                "workload: deployment",
+                "workload: deployment\n    runAsUser: 0",
+            ),
+            "`runAsUser` is 0",
+            other_entry,
+        ),
+        (
+            good.replace("plural: things", "plural: 3things"),
+            "start with a letter",
+            thing_entry + 3,
+        ),
+        (
+            format!(
+                "{good}- group: db\n  version: v2\n  kind: Thing\n  plural: things\n  shortName: thi\n  namespaced: true\n  controller: false\n  storage: true\n"
+            ),
+            "2 storage versions",
+            good.lines().count() + 1,
+        ),
+        (
+            format!(
+                "{good}- group: db\n  version: v2\n  kind: Thing\n  plural: thingies\n  shortName: thi\n  namespaced: true\n  controller: false\n  storage: false\n"
+            ),
+            "has plural `thingies`, but Thing db/v1 has `things`",
+            good.lines().count() + 1,
+        ),
+        (
+            good.replace(
+                "domain: example.com",
+                &format!("domain: {}.abcd", vec!["a".repeat(60); 4].join(".")),
+            ),
+            "characters long; Kubernetes allows 253",
+            thing_entry,
+        ),
+    ];
+    let commands = [
+        "create api --group db --version v1 --kind Extra",
+        "generate manifests",
+        "generate manifests --check",
+    ];
+    for (edit, needle, line) in cases {
+        std::fs::write(project.root.join("PROJECT"), &edit).unwrap();
+        for command in commands {
+            fails_unchanged(
+                &project.root,
+                command,
+                1,
+                &[&format!("PROJECT:{line}"), needle],
+            );
+        }
+    }
+}

@@ -113,6 +113,11 @@ pub fn plan_resource(
     if existing.is_none() {
         choose_storage(&mut updated, &resource, args.storage);
     }
+    // The flags were checked above with messages that name them; this is the rule book every
+    // PROJECT follows (names Kubernetes refuses, Rust types two kinds would share, …).
+    updated
+        .check()
+        .map_err(|violation| anyhow::anyhow!("{}", violation.message))?;
     let resource = updated
         .resources
         .iter()

@@ -22,8 +22,37 @@ pub struct Cli {
     #[arg(long, short, global = true, display_order = 1000)]
     pub quiet: bool,
 
+    /// When to colour messages: `auto` colours on a terminal unless NO_COLOR is set (or
+    /// CLICOLOR_FORCE asks for colour anyway)
+    #[arg(
+        long,
+        value_enum,
+        value_name = "WHEN",
+        default_value_t = ColorWhen::Auto,
+        global = true,
+        display_order = 1001
+    )]
+    pub color: ColorWhen,
+
     #[command(subcommand)]
     pub command: Command,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum ColorWhen {
+    Auto,
+    Always,
+    Never,
+}
+
+impl From<ColorWhen> for anstream::ColorChoice {
+    fn from(when: ColorWhen) -> Self {
+        match when {
+            ColorWhen::Auto => Self::Auto,
+            ColorWhen::Always => Self::Always,
+            ColorWhen::Never => Self::Never,
+        }
+    }
 }
 
 #[derive(Debug, Subcommand)]
@@ -135,11 +164,33 @@ pub struct CreateApiArgs {
     #[arg(long, requires = "image", value_parser = clap::value_parser!(u16).range(1..), help_heading = "Operand")]
     pub port: Option<u16>,
     /// The UID the container runs as (default: the image's user, which must not be root)
-    #[arg(long, value_name = "UID", requires = "image", help_heading = "Operand")]
+    #[arg(
+        long,
+        value_name = "UID",
+        requires = "image",
+        value_parser = clap::value_parser!(i64).range(1..=crate::project::MAX_UID),
+        help_heading = "Operand"
+    )]
     pub run_as_user: Option<i64>,
-    /// The container's command, comma-separated (e.g. "memcached,-m=64,-vv")
-    #[arg(long, requires = "image", help_heading = "Operand")]
-    pub command: Option<String>,
+    /// One argument of the container's command, repeated for each (`--command memcached
+    /// --command -m=64`); an argument may hold commas. Or give the command after `--`
+    #[arg(
+        long,
+        value_name = "ARG",
+        requires = "image",
+        allow_hyphen_values = true,
+        conflicts_with = "command_args",
+        help_heading = "Operand"
+    )]
+    pub command: Vec<String>,
+    /// The container's command, after `--` (e.g. `-- memcached -m 64 -vv`)
+    #[arg(
+        last = true,
+        value_name = "COMMAND",
+        requires = "image",
+        help_heading = "Operand"
+    )]
+    pub command_args: Vec<String>,
     /// Overwrite scaffolded files that already exist (see the diff first with --dry-run)
     #[arg(long)]
     pub force: bool,

@@ -10,7 +10,10 @@ use std::path::{Path, PathBuf};
 use anyhow::bail;
 use serde::{Deserialize, Serialize};
 
-use crate::model::{Domain, KubernetesVersion, License, ProjectName, Resource};
+use crate::{
+    lock::ProjectLock,
+    model::{Domain, KubernetesVersion, License, ProjectName, Resource},
+};
 
 pub use rules::{MAX_UID, Violation};
 
@@ -106,19 +109,16 @@ impl Project {
         format!("{HEADER}{yaml}")
     }
 
-    /// Finds the project that `dir` is in: `dir` or its nearest parent holding `PROJECT`.
-    pub fn find(dir: &Path) -> anyhow::Result<(PathBuf, Project)> {
-        for root in dir.ancestors() {
-            let path = root.join(FILE_NAME);
-            if path.is_file() {
-                let text = crate::plan::read_to_string(&path)?;
-                return Ok((root.to_path_buf(), Project::parse(&text, &path)?));
-            }
-        }
-        bail!(
-            "{} is not inside an opgen project (no {FILE_NAME} file here or in a parent directory)\n\nStart one with `opgen init --domain example.com`, or run this from the project's directory",
-            dir.display()
-        )
+    /// Finds the project that `dir` is in (`dir` or its nearest parent holding `PROJECT`),
+    /// locks it for this command (see [`ProjectLock`]) and reads its `PROJECT`. The lock comes
+    /// first, so that what is read is what no other command is changing.
+    pub fn open(dir: &Path) -> anyhow::Result<(PathBuf, ProjectLock, Project)> {
+        let root = find_root(dir)?;
+        let lock = ProjectLock::acquire(&root)?;
+        let path = root.join(FILE_NAME);
+        let text = crate::plan::read_to_string(&path)?;
+        let project = Project::parse(&text, &path)?;
+        Ok((root, lock, project))
     }
 
     /// The first of [`rules`] that the project breaks. `create api` checks the project it
@@ -178,6 +178,17 @@ fn resource_lines(text: &str) -> Vec<u64> {
                 .collect()
         })
         .unwrap_or_default()
+}
+
+/// `dir` or its nearest parent holding `PROJECT`.
+fn find_root(dir: &Path) -> anyhow::Result<PathBuf> {
+    match dir.ancestors().find(|root| root.join(FILE_NAME).is_file()) {
+        Some(root) => Ok(root.to_path_buf()),
+        None => bail!(
+            "{} is not inside an opgen project (no {FILE_NAME} file here or in a parent directory)\n\nStart one with `opgen init --domain example.com`, or run this from the project's directory",
+            dir.display()
+        ),
+    }
 }
 
 fn first_line(message: &str) -> &str {

@@ -243,7 +243,10 @@ fn create_api_refuses_bad_input_and_writes_nothing() {
             vec!["`Self` is a Rust keyword"],
         ),
         (
-            api(&format!("--group db --version v1 --kind A{}", "b".repeat(59))),
+            api(&format!(
+                "--group db --version v1 --kind A{}",
+                "b".repeat(59)
+            )),
             1,
             vec!["at most 59", "List`"],
         ),
@@ -253,7 +256,9 @@ fn create_api_refuses_bad_input_and_writes_nothing() {
             vec!["names the lists of MySQLCluster `MySQLClusterList`"],
         ),
         (
-            api("--group db --version v1alpha1 --kind MySQLClusterSpec --plural specs --short-name sp"),
+            api(
+                "--group db --version v1alpha1 --kind MySQLClusterSpec --plural specs --short-name sp",
+            ),
             1,
             vec!["both define the Rust type `MySQLClusterSpec`"],
         ),
@@ -339,7 +344,11 @@ fn create_api_accepts_every_name_kubernetes_accepts() {
     ] {
         assert!(project.root.join(file).is_file(), "{file}");
     }
-    assert!(project.read("api/src/type_/v1/mod.rs").contains("mod match_;"));
+    assert!(
+        project
+            .read("api/src/type_/v1/mod.rs")
+            .contains("mod match_;")
+    );
 }
 
 #[test]
@@ -468,14 +477,23 @@ fn create_api_refuses_bad_operand_flags() {
         (api("--image nginx:"), 1, vec!["is not a valid tag"]),
         (
             api("--image nginx --run-as-user 0"),
-            1,
-            vec!["invalid --run-as-user `0`", "non-root"],
+            2,
+            vec![
+                "invalid value '0' for '--run-as-user <UID>'",
+                "1..=2147483647",
+            ],
         ),
         (
-            api("--image nginx --command nginx,,-g"),
-            1,
-            vec!["invalid --command"],
+            api("--image nginx --run-as-user 2147483648"),
+            2,
+            vec!["--run-as-user"],
         ),
+        (
+            api("--image nginx --command nginx -- nginx -g"),
+            2,
+            vec!["cannot be used with"],
+        ),
+        (api("-- nginx -g"), 2, vec!["--image"]),
         (api("--image nginx --port 0"), 2, vec!["--port"]),
         (api("--image nginx --port 70000"), 2, vec!["--port"]),
         (api("--port 8080"), 2, vec!["--image"]),
@@ -499,6 +517,34 @@ fn create_api_refuses_bad_operand_flags() {
     for (args, code, needles) in cases {
         fails_unchanged(&project.root, &args, code, &needles);
     }
+}
+
+/// A command's arguments may hold commas: one `--command` per argument, or all of them
+/// after `--`.
+#[test]
+fn create_api_takes_command_arguments_with_commas() {
+    let project = Project::init("demo", "");
+    project.create_api(
+        "--group cache --version v1 --kind Memcached --image memcached:1.6 --command memcached --command -o=modern,drop_privs --command -m=64",
+    );
+    project.create_api(
+        "--group web --version v1 --kind Frontend --image nginx:1.27 -- nginx -g daemon,off;",
+    );
+    let text = project.read("PROJECT");
+    assert!(
+        text.contains("    command:\n    - memcached\n    - -o=modern,drop_privs\n    - -m=64\n"),
+        "{text}"
+    );
+    assert!(
+        text.contains("    command:\n    - nginx\n    - -g\n    - daemon,off;\n"),
+        "{text}"
+    );
+    fails_unchanged(
+        &project.root,
+        "create api --group web --version v1 --kind Other --image nginx:1.27 --command=",
+        1,
+        &["invalid --command: an argument is empty"],
+    );
 }
 
 #[test]
@@ -817,5 +863,256 @@ fn a_bad_project_edit_is_reported_with_its_line_by_every_command() {
                 &[&format!("PROJECT:{line}"), needle],
             );
         }
+    }
+}
+
+/// A directory holding a stand-in for the tool `name` (`cargo` or `rustfmt`) that says it
+/// started (by creating `<dir>/<name>.started`) and then takes a minute: a first build that is
+/// slow, or a hung formatter.
+fn slow_tool(name: &str) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    {
+        let path = dir.path().join(name);
+        let script = format!(
+            "#!/bin/sh\ntouch '{}'\nsleep 60\n",
+            dir.path().join(format!("{name}.started")).display()
+        );
+        std::fs::write(&path, script).unwrap();
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    dir
+}
+
+/// PATH with `tools` first.
+fn path_with(tools: &std::path::Path) -> std::ffi::OsString {
+    let mut paths = vec![tools.to_path_buf()];
+    paths.extend(std::env::split_paths(&std::env::var_os("PATH").unwrap()));
+    std::env::join_paths(paths).unwrap()
+}
+
+/// Starts `opgen <args>` in `dir` with `tools` first on PATH and waits until it runs the tool
+/// `waiting_in` (which then hangs).
+fn start_hanging(
+    dir: &std::path::Path,
+    args: &str,
+    tools: &std::path::Path,
+    waiting_in: &str,
+) -> std::process::Child {
+    let child = std::process::Command::new(env!("CARGO_BIN_EXE_opgen"))
+        .args(args.split_whitespace())
+        .current_dir(dir)
+        .env("NO_COLOR", "1")
+        .env("PATH", path_with(tools))
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let started = tools.join(format!("{waiting_in}.started"));
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while !started.exists() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "opgen {args} never ran {waiting_in}"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    child
+}
+
+/// Sends `signal` to `child`, waits for it, and returns its exit code and stderr.
+fn signal_and_wait(child: std::process::Child, signal: &str) -> (Option<i32>, String) {
+    std::process::Command::new("kill")
+        .args([&format!("-{signal}"), &child.id().to_string()])
+        .status()
+        .unwrap();
+    let started = std::time::Instant::now();
+    let output = child.wait_with_output().unwrap();
+    assert!(
+        started.elapsed() < std::time::Duration::from_secs(10),
+        "opgen took {:?} to stop",
+        started.elapsed()
+    );
+    (
+        output.status.code(),
+        String::from_utf8_lossy(&output.stderr).into_owned(),
+    )
+}
+
+/// A project whose generated api files are out of date (a newer opgen would rewrite them), so
+/// that `generate manifests` writes them before it builds crdgen.
+fn project_with_a_stale_api_crate() -> Project {
+    let project = Project::init("demo", "");
+    project.create_api("--group db --version v1 --kind Thing");
+    let lib = project.root.join("api/src/lib.rs");
+    let text = std::fs::read_to_string(&lib).unwrap();
+    std::fs::write(&lib, format!("{text}// written by an older opgen\n")).unwrap();
+    project
+}
+
+#[test]
+fn ctrl_c_during_the_crdgen_build_restores_every_file() {
+    for (signal, code) in [("INT", 130), ("TERM", 143)] {
+        let project = project_with_a_stale_api_crate();
+        let before = project.tree();
+        let tools = slow_tool("cargo");
+        let child = start_hanging(&project.root, "generate manifests", tools.path(), "cargo");
+        let (exit, stderr) = signal_and_wait(child, signal);
+        assert_eq!(exit, Some(code), "{stderr}");
+        assert!(stderr.contains("Updating api/src/lib.rs"), "{stderr}");
+        assert!(
+            stderr
+                .contains("error: nothing was changed: every file this command wrote was restored"),
+            "{stderr}"
+        );
+        assert!(
+            stderr.contains(&format!("interrupted by SIG{signal}")),
+            "{stderr}"
+        );
+        assert!(project.tree() == before, "SIG{signal} left files changed");
+    }
+}
+
+#[test]
+fn ctrl_c_during_create_api_leaves_the_project_as_it_was() {
+    let project = Project::init("demo", "");
+    let before = project.tree();
+    let tools = slow_tool("rustfmt");
+    let child = start_hanging(
+        &project.root,
+        "create api --group db --version v1 --kind Thing",
+        tools.path(),
+        "rustfmt",
+    );
+    let (exit, stderr) = signal_and_wait(child, "INT");
+    assert_eq!(exit, Some(130), "{stderr}");
+    assert!(
+        stderr.contains("interrupted by SIGINT (Ctrl-C)"),
+        "{stderr}"
+    );
+    assert!(project.tree() == before);
+}
+
+#[test]
+fn one_command_at_a_time_per_project() {
+    let project = project_with_a_stale_api_crate();
+    let tools = slow_tool("cargo");
+    let running = start_hanging(&project.root, "generate manifests", tools.path(), "cargo");
+    let before = project.tree();
+    let started = std::time::Instant::now();
+    let assert = project
+        .opgen()
+        .args("create api --group db --version v1 --kind Other".split_whitespace())
+        .assert()
+        .code(1);
+    let stderr = String::from_utf8_lossy(&assert.get_output().stderr).into_owned();
+    assert!(
+        stderr.contains("another opgen command is running in this project"),
+        "{stderr}"
+    );
+    assert!(
+        started.elapsed() >= std::time::Duration::from_secs(4),
+        "it waited a while"
+    );
+    assert!(
+        project.tree() == before,
+        "the waiting command wrote nothing"
+    );
+    signal_and_wait(running, "INT");
+    project.create_api("--group db --version v1 --kind Other");
+}
+
+#[test]
+fn init_builds_beside_the_directory_and_renames_it_into_place() {
+    let temp = tempfile::tempdir().unwrap();
+    opgen(temp.path())
+        .args("init nested/deeper/demo --domain example.com".split_whitespace())
+        .assert()
+        .success();
+    let names: Vec<String> = std::fs::read_dir(temp.path().join("nested/deeper"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(names, ["demo"], "no temporary directory is left behind");
+    use std::os::unix::fs::PermissionsExt;
+    let mode = std::fs::metadata(temp.path().join("nested/deeper/demo"))
+        .unwrap()
+        .permissions()
+        .mode();
+    assert_eq!(mode & 0o700, 0o700);
+    assert_ne!(
+        mode & 0o055,
+        0,
+        "the project is not private as a temporary directory is"
+    );
+
+    // A directory that appears meanwhile is never replaced: here it exists from the start,
+    // non-empty, and init refuses it.
+    std::fs::create_dir(temp.path().join("taken")).unwrap();
+    std::fs::write(temp.path().join("taken/notes"), "mine").unwrap();
+    fails_unchanged(
+        temp.path(),
+        "init taken --domain example.com",
+        1,
+        &["is not empty"],
+    );
+}
+
+/// `--color` decides, and under `auto` the environment does: `NO_COLOR` turns colour off,
+/// `CLICOLOR_FORCE` on. The cargo that `generate manifests` runs is told the same.
+#[test]
+fn colour_follows_the_flag_and_the_environment() {
+    let project = Project::init("demo", "");
+    project.create_api("--group db --version v1 --kind Thing");
+    let tools = tempfile::tempdir().unwrap();
+    let args_file = tools.path().join("cargo-args");
+    let cargo = tools.path().join("cargo");
+    std::fs::write(
+        &cargo,
+        format!(
+            "#!/bin/sh\necho \"$@\" > '{}'\nexit 1\n",
+            args_file.display()
+        ),
+    )
+    .unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&cargo, std::fs::Permissions::from_mode(0o755)).unwrap();
+    /// Flags, environment, and whether colour is expected.
+    type Case<'a> = (&'a [&'a str], &'a [(&'a str, &'a str)], bool);
+    let cases: &[Case] = &[
+        (&[], &[("NO_COLOR", "1")], false),
+        (&["--color", "always"], &[("NO_COLOR", "1")], true),
+        (&[], &[("CLICOLOR_FORCE", "1")], true),
+        (&["--color", "never"], &[("CLICOLOR_FORCE", "1")], false),
+        (&[], &[], false),
+    ];
+    for (flags, env, coloured) in cases {
+        let mut command = project.opgen();
+        command
+            .env_remove("NO_COLOR")
+            .env_remove("CLICOLOR_FORCE")
+            .env("PATH", path_with(tools.path()))
+            .args(*flags)
+            .args(["generate", "manifests"]);
+        for (name, value) in *env {
+            command.env(name, value);
+        }
+        let output = command.assert().code(1).get_output().clone();
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert_eq!(
+            stderr.contains('\u{1b}'),
+            *coloured,
+            "{flags:?} {env:?}: {stderr:?}"
+        );
+        let cargo_args = std::fs::read_to_string(&args_file).unwrap();
+        let expected = if *coloured {
+            "--color=always"
+        } else {
+            "--color=never"
+        };
+        assert!(
+            cargo_args.contains(expected),
+            "{flags:?} {env:?}: {cargo_args}"
+        );
     }
 }

@@ -101,7 +101,9 @@ fn add_kinds(project: &Project, namespaced_operator: bool) {
     project.create_api(
         "--group data --version v1alpha1 --kind PostgresCluster --image postgres:17 --workload statefulset --port 5432 --run-as-user 999",
     );
-    project.create_api("--group cache --version v1 --kind Memcached --image memcached:1.6 --command memcached,-m=64");
+    project.create_api(
+        "--group cache --version v1 --kind Memcached --image memcached:1.6 -- memcached -m=64",
+    );
 }
 
 /// Checks a CRD that `generate manifests` wrote against what `PROJECT` says of its kind.

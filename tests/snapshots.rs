@@ -123,7 +123,7 @@ fn create_api_operand_on_a_deployment() {
     snapshot_create_api(
         "api_operand_deployment",
         &[
-            "--group cache --version v1 --kind Memcached --image memcached:1.6 --command memcached,-m=64",
+            "--group cache --version v1 --kind Memcached --image memcached:1.6 --command memcached --command -m=64",
         ],
     );
 }

@@ -4,6 +4,7 @@ use anyhow::{Context as _, bail};
 
 use crate::{
     cli::CreateApiArgs,
+    interrupt::Interrupt,
     model::{Group, Kind, Operand, Resource, ResourceName, Version},
     plan::{OnConflict, Plan},
     project::Project,
@@ -14,7 +15,7 @@ use crate::{
 
 pub fn run(args: CreateApiArgs, shell: &mut Shell) -> anyhow::Result<()> {
     let cwd = std::env::current_dir().context("cannot read the current directory")?;
-    let (root, project) = Project::find(&cwd)?;
+    let (root, _lock, project) = Project::open(&cwd)?;
     let prompter = Prompter::new(args.write.yes);
     let group: Group = prompter.value(
         args.group.clone(),
@@ -26,9 +27,15 @@ pub fn run(args: CreateApiArgs, shell: &mut Shell) -> anyhow::Result<()> {
         prompter.value(args.version.clone(), "--version", "API version", None)?;
     let kind: Kind = prompter.value(args.kind.clone(), "--kind", "Kind (PascalCase)", None)?;
 
+    let interrupt = Interrupt::catch_signals()?;
     let change = plan_resource(&project, group, version, kind, &args)?;
-    let (files, formatted) =
-        scaffold::resource_files(&change.project, &change.resource, change.parts)?;
+    let (files, formatted) = scaffold::resource_files(
+        &change.project,
+        &change.resource,
+        change.parts,
+        &root,
+        &interrupt,
+    )?;
     if !formatted {
         shell.note("rustfmt was not found: run `cargo fmt` once it is installed");
     }
@@ -38,7 +45,7 @@ pub fn run(args: CreateApiArgs, shell: &mut Shell) -> anyhow::Result<()> {
         OnConflict::Refuse
     };
     let plan = Plan::new(&root, files, on_conflict)?;
-    super::write(&plan, args.write.dry_run, shell)?;
+    super::write(&plan, args.write.dry_run, shell, &interrupt)?;
     if !args.write.dry_run {
         shell.hint(&next_steps(&change));
     }
@@ -227,26 +234,17 @@ fn new_resource(
     })
 }
 
-/// The application of an operand kind, from `--image` and its companion flags.
+/// The application of an operand kind, from `--image` and its companion flags (clap has
+/// range-checked `--port` and `--run-as-user`).
 fn operand(image: &str, args: &CreateApiArgs) -> anyhow::Result<Operand> {
-    if args.run_as_user == Some(0) || args.run_as_user.is_some_and(|uid| uid < 0) {
-        bail!(
-            "invalid --run-as-user `{}`: the pods run as non-root, so the UID must be a positive number\n\nPick the image's non-root UID (e.g. 999 for mysql), or drop the flag",
-            args.run_as_user.unwrap_or_default()
-        );
-    }
-    let command = match &args.command {
-        Some(command) => {
-            let parts: Vec<String> = command.split(',').map(|p| p.trim().to_owned()).collect();
-            if parts.iter().any(String::is_empty) {
-                bail!(
-                    "invalid --command `{command}`: it is a comma-separated list of non-empty arguments, e.g. \"memcached,-m=64\""
-                );
-            }
-            parts
-        }
-        None => Vec::new(),
+    let command = if args.command.is_empty() {
+        args.command_args.clone()
+    } else {
+        args.command.clone()
     };
+    if command.iter().any(String::is_empty) {
+        bail!("invalid --command: an argument is empty");
+    }
     Ok(Operand {
         image: image.parse()?,
         workload: args.workload.unwrap_or_default(),

@@ -1,9 +1,13 @@
 //! What opgen writes: the files of a new project, the files of a new resource, and the
 //! generated files that are rebuilt from `PROJECT` after every change to it.
 
+mod rust_order;
 pub mod values;
 
+use std::path::Path;
+
 use crate::{
+    interrupt::Interrupt,
     model::Resource,
     plan::{Owner, PlannedFile},
     project::{self, Project},
@@ -24,10 +28,15 @@ pub fn init_files(project: &Project) -> anyhow::Result<Vec<PlannedFile>> {
     Ok(files)
 }
 
-/// The files opgen owns, rebuilt from `PROJECT` (see [`render_generated`]), formatted.
-pub fn generated_files(project: &Project) -> anyhow::Result<Vec<PlannedFile>> {
+/// The files opgen owns, rebuilt from `PROJECT` (see [`render_generated`]), for the project
+/// at `root`. They are rustfmt-clean as rendered (see [`rustfmt`] for the exception).
+pub fn generated_files(
+    project: &Project,
+    root: &Path,
+    interrupt: &Interrupt,
+) -> anyhow::Result<Vec<PlannedFile>> {
     let mut files = render_generated(project)?;
-    rustfmt::format(&mut files)?;
+    rustfmt::format(&mut files, root, interrupt)?;
     Ok(files)
 }
 
@@ -126,13 +135,16 @@ pub struct ResourceParts {
     pub roles: bool,
 }
 
-/// Everything `create api` writes: the resource's scaffolded files and the generated files
-/// of the updated project. The second value is false when rustfmt is not installed and Rust
+/// Everything `create api` writes in the project at `root`: the resource's scaffolded files,
+/// formatted with the project's rustfmt configuration, and the generated files of the updated
+/// project. The second value is false when rustfmt is not installed and the scaffolded Rust
 /// files were left as rendered.
 pub fn resource_files(
     project: &Project,
     resource: &Resource,
     parts: ResourceParts,
+    root: &Path,
+    interrupt: &Interrupt,
 ) -> anyhow::Result<(Vec<PlannedFile>, bool)> {
     let templates = Templates::get();
     let project_values = ProjectValues::new(project);
@@ -176,6 +188,6 @@ pub fn resource_files(
         })
         .collect::<anyhow::Result<Vec<_>>>()?;
     files.extend(render_generated(project)?);
-    let formatted = rustfmt::format(&mut files)?;
+    let formatted = rustfmt::format(&mut files, root, interrupt)?;
     Ok((files, formatted))
 }

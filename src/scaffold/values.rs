@@ -3,6 +3,7 @@
 
 use serde::Serialize;
 
+use super::rust_order;
 use crate::{
     model::{License, Operand, Resource, Workload},
     project::Project,
@@ -88,6 +89,7 @@ pub struct OperandValues {
 pub struct GroupValues {
     pub group: String,
     pub module: String,
+    /// In the order rustfmt gives their `mod` lines.
     pub versions: Vec<GroupVersionValues>,
     /// Kinds of the group that have a controller, by module.
     pub controllers: Vec<String>,
@@ -96,8 +98,10 @@ pub struct GroupValues {
 #[derive(Debug, Serialize)]
 pub struct GroupVersionValues {
     pub version: String,
-    /// Kind modules defined in this version.
+    /// Kind modules defined in this version, in the order rustfmt gives `mod` lines.
     pub kinds: Vec<String>,
+    /// The same, in the order rustfmt gives `use` lines.
+    pub reexports: Vec<String>,
 }
 
 /// The values of one resource being scaffolded, with its project.
@@ -200,10 +204,11 @@ impl OperandValues {
     }
 }
 
-/// The groups of the project, sorted by name, with their versions and controllers.
+/// The groups of the project, in the order rustfmt gives their `mod` lines, with their
+/// versions and controllers.
 fn groups(project: &Project) -> Vec<GroupValues> {
     let mut names: Vec<_> = project.resources.iter().map(|r| r.group.clone()).collect();
-    names.sort();
+    names.sort_by_key(|group| group.module());
     names.dedup();
     names
         .into_iter()
@@ -213,7 +218,8 @@ fn groups(project: &Project) -> Vec<GroupValues> {
                 .iter()
                 .filter(|r| r.group == group)
                 .collect();
-            let mut versions: Vec<_> = in_group.iter().map(|r| r.version.clone()).collect();
+            let mut versions: Vec<String> =
+                in_group.iter().map(|r| r.version.to_string()).collect();
             versions.sort();
             versions.dedup();
             let mut controllers: Vec<String> = in_group
@@ -229,13 +235,16 @@ fn groups(project: &Project) -> Vec<GroupValues> {
                     .map(|version| {
                         let mut kinds: Vec<String> = in_group
                             .iter()
-                            .filter(|r| r.version == version)
+                            .filter(|r| r.version.as_str() == version)
                             .map(|r| r.kind.module())
                             .collect();
                         kinds.sort();
+                        let mut reexports = kinds.clone();
+                        reexports.sort_by(|a, b| rust_order::version_sort(a, b));
                         GroupVersionValues {
-                            version: version.to_string(),
+                            version,
                             kinds,
+                            reexports,
                         }
                     })
                     .collect(),

@@ -22,6 +22,9 @@ pub enum Owner {
     Generated,
     /// An output of `generate manifests`, rewritten whenever the sources change.
     Manifest,
+    /// `PROJECT`: the user's to edit and opgen's to rewrite, since every command reads it
+    /// (and refuses an edit that breaks its rules) before it writes it back.
+    Record,
 }
 
 /// A file a command wants to exist with the given contents.
@@ -176,7 +179,7 @@ fn decide(
         return Ok(Action::Unchanged);
     }
     match (file.owner, on_conflict) {
-        (Owner::Manifest, _) => Ok(Action::Update),
+        (Owner::Manifest | Owner::Record, _) => Ok(Action::Update),
         (Owner::Generated, OnConflict::Overwrite) => Ok(Action::Update),
         (Owner::Generated, _) if old.contains(GENERATED_MARKER) => Ok(Action::Update),
         (Owner::Generated, _) => Err(PlanError::EditedGeneratedFile {

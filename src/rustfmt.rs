@@ -95,7 +95,7 @@ fn needs_formatting(file: &PlannedFile) -> bool {
     match file.owner {
         Owner::Scaffolded => true,
         Owner::Generated => file.path.starts_with("src/"),
-        Owner::Manifest => false,
+        Owner::Manifest | Owner::Record => false,
     }
 }
 

@@ -1116,3 +1116,82 @@ fn colour_follows_the_flag_and_the_environment() {
         );
     }
 }
+
+/// PROJECT is the user's to edit: a change of `operatorScope` is followed by every file that
+/// depends on it at the next command (the manager role, its binding, the manager's
+/// WATCH_NAMESPACE and `make run`).
+#[test]
+fn an_edited_operator_scope_is_followed_everywhere() {
+    let project = Project::init("demo", "");
+    assert!(!project.read("PROJECT").contains("DO NOT EDIT"));
+    let render = |project: &Project| {
+        let output = std::process::Command::new("kubectl")
+            .args(["kustomize", "config/default"])
+            .current_dir(&project.root)
+            .output()
+            .expect("kubectl runs");
+        assert!(output.status.success(), "{output:?}");
+        String::from_utf8(output.stdout).unwrap()
+    };
+    let make_run = |project: &Project| {
+        let output = std::process::Command::new("make")
+            .args(["-n", "run", "KUBECTL=false", "OPGEN=true"])
+            .current_dir(&project.root)
+            .output()
+            .expect("make runs");
+        String::from_utf8(output.stdout).unwrap()
+    };
+    let cluster = render(&project);
+    assert!(cluster.contains("kind: ClusterRoleBinding"), "{cluster}");
+    assert!(
+        cluster.contains("- name: WATCH_NAMESPACE\n          value: \"\""),
+        "{cluster}"
+    );
+    assert!(make_run(&project).contains("--watch-namespace=\n"));
+
+    let path = project.root.join("PROJECT");
+    let text = project.read("PROJECT");
+    std::fs::write(
+        &path,
+        text.replace("operatorScope: cluster", "operatorScope: namespace"),
+    )
+    .unwrap();
+    project
+        .opgen()
+        .args(["generate", "manifests"])
+        .assert()
+        .success();
+    let namespaced = render(&project);
+    for needle in [
+        "kind: RoleBinding",
+        "kind: Role\n",
+        "- name: WATCH_NAMESPACE\n          valueFrom:\n            fieldRef:\n              fieldPath: metadata.namespace",
+    ] {
+        assert!(namespaced.contains(needle), "{needle}:\n{namespaced}");
+    }
+    assert!(
+        !namespaced.contains("kind: ClusterRoleBinding"),
+        "{namespaced}"
+    );
+    assert!(make_run(&project).contains("--watch-namespace=default"));
+
+    // A kind the new scope cannot hold is refused, with the line of the kind.
+    std::fs::write(&path, text).unwrap();
+    project.create_api("--group ops --version v1 --kind Thing --namespaced=false");
+    let text = project.read("PROJECT");
+    let line = text.lines().position(|l| l == "- group: ops").unwrap() + 1;
+    std::fs::write(
+        &path,
+        text.replace("operatorScope: cluster", "operatorScope: namespace"),
+    )
+    .unwrap();
+    fails_unchanged(
+        &project.root,
+        "generate manifests",
+        1,
+        &[
+            &format!("PROJECT:{line}: Thing is cluster-scoped"),
+            "Make the kind namespaced, or the operator cluster-wide",
+        ],
+    );
+}

@@ -154,14 +154,32 @@ fn scenario(name: &str, init_args: &str, manager_role: &str) {
 
     // The project `init` writes builds and renders before any kind is added.
     build_test_lint(root);
-    kustomize(
+    let rendered = kustomize(
         root,
         "config/default",
-        &["Deployment", manager_role, "ServiceAccount"],
+        &[
+            "Deployment",
+            manager_role,
+            "ServiceAccount",
+            "NetworkPolicy",
+        ],
     );
+    for needle in [
+        "runAsUser: 65532",
+        "runAsGroup: 65532",
+        "image: controller:0.1.0",
+    ] {
+        assert!(rendered.contains(needle), "config/default lacks {needle}");
+    }
     kustomize(root, "config/samples", &[]);
 
     let namespaced_operator = init_args.contains("--namespaced");
+    if namespaced_operator {
+        // A project with its own rustfmt configuration: what opgen writes from now on must
+        // pass both `cargo fmt --check` and `generate manifests --check` under it.
+        std::fs::write(root.join("rustfmt.toml"), "max_width = 80\n").unwrap();
+        run(root, "cargo fmt", true);
+    }
     add_kinds(&project, namespaced_operator);
     run(root, "opgen generate manifests", true);
     build_test_lint(root);
@@ -318,6 +336,49 @@ fn scenario(name: &str, init_args: &str, manager_role: &str) {
 #[test]
 fn cluster_wide_operator_on_the_oldest_kubernetes() {
     scenario("cluster-op", "", "ClusterRole");
+}
+
+/// Ctrl-C during the first, slow build of crdgen (a target directory of its own, so that
+/// cargo compiles every dependency): cargo stops, and every file the command wrote is put
+/// back.
+#[test]
+fn ctrl_c_during_a_real_first_build_restores_the_project() {
+    let project = Project::init("interrupted-op", "");
+    project.create_api("--group db --version v1 --kind Thing");
+    let lib = project.root.join("api/src/lib.rs");
+    let text = std::fs::read_to_string(&lib).unwrap();
+    std::fs::write(&lib, format!("{text}// written by an older opgen\n")).unwrap();
+    // cargo writes the lockfile as a build starts: that is cargo's doing, not opgen's.
+    run(&project.root, "cargo generate-lockfile", true);
+    let before = project.tree();
+    let target = tempfile::tempdir().unwrap();
+    let child = Command::new(env!("CARGO_BIN_EXE_opgen"))
+        .args(["generate", "manifests"])
+        .current_dir(&project.root)
+        .env("CARGO_TARGET_DIR", target.path())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Wait until cargo is compiling, then interrupt.
+    let deadline = Instant::now() + std::time::Duration::from_secs(120);
+    while !target.path().join("debug/build").exists() {
+        assert!(Instant::now() < deadline, "cargo never started building");
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    std::thread::sleep(std::time::Duration::from_secs(1));
+    Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    let output = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(130), "{stderr}");
+    assert!(stderr.contains("interrupted by SIGINT"), "{stderr}");
+    assert!(
+        project.tree() == before,
+        "the interrupted command left changes"
+    );
 }
 
 #[test]

@@ -74,7 +74,7 @@ fn render_generated(project: &Project) -> anyhow::Result<Vec<PlannedFile>> {
     let mut files = vec![PlannedFile::new(
         project::FILE_NAME,
         project.render(),
-        Owner::Generated,
+        Owner::Record,
     )];
     for name in templates.names_under("generated/") {
         let path = name.trim_start_matches("generated/");

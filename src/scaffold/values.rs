@@ -6,8 +6,11 @@ use serde::Serialize;
 use super::rust_order;
 use crate::{
     model::{License, Operand, Resource, Workload},
-    project::Project,
+    project::{Project, Scope},
 };
+
+/// The version of a new project.
+const FIRST_VERSION: &str = "0.1.0";
 
 #[derive(Debug, Serialize)]
 pub struct ProjectValues {
@@ -20,6 +23,13 @@ pub struct ProjectValues {
     pub domain: String,
     /// The operator watches only its own namespace.
     pub namespaced: bool,
+    /// `operatorScope` as PROJECT spells it: `cluster` or `namespace`.
+    pub scope: &'static str,
+    /// What the scope makes of the manager role and its binding.
+    pub role_kind: &'static str,
+    pub role_binding_kind: &'static str,
+    /// What the manager watches, in words.
+    pub watched_namespaces: &'static str,
     /// k8s-openapi's version feature, `v1_33`.
     pub k8s_feature: String,
     /// SPDX identifier, absent without a license.
@@ -28,6 +38,8 @@ pub struct ProjectValues {
     pub copyright_holder: String,
     /// `demo-operator-system`
     pub system_namespace: String,
+    /// The version a new project starts at (Cargo.toml), which also tags its manager image.
+    pub version: &'static str,
     pub opgen_version: &'static str,
     pub kinds: Vec<KindValues>,
     pub groups: Vec<GroupValues>,
@@ -132,6 +144,25 @@ impl ProjectValues {
             api_crate_ident: name.api_crate_ident(),
             domain: project.domain.to_string(),
             namespaced: project.namespaced(),
+            scope: match project.operator_scope {
+                Scope::Cluster => "cluster",
+                Scope::Namespace => "namespace",
+            },
+            role_kind: if project.namespaced() {
+                "Role"
+            } else {
+                "ClusterRole"
+            },
+            role_binding_kind: if project.namespaced() {
+                "RoleBinding"
+            } else {
+                "ClusterRoleBinding"
+            },
+            watched_namespaces: if project.namespaced() {
+                "only the one it runs in"
+            } else {
+                "all of them (an empty WATCH_NAMESPACE)"
+            },
             k8s_feature: project.kubernetes_version.feature(),
             license: project.license.spdx(),
             copyright_holder: project
@@ -139,6 +170,7 @@ impl ProjectValues {
                 .clone()
                 .unwrap_or_else(|| format!("The {name} Authors")),
             system_namespace: name.system_namespace(),
+            version: FIRST_VERSION,
             opgen_version: env!("CARGO_PKG_VERSION"),
             kinds,
             groups: groups(project),

@@ -5,6 +5,7 @@
 //! user's to edit: every command checks it against the same rules (`rules`) before using it.
 
 mod rules;
+mod scaffolded;
 
 use std::path::{Path, PathBuf};
 
@@ -120,6 +121,13 @@ impl Project {
         let path = root.join(FILE_NAME);
         let text = crate::plan::read_to_string(&path)?;
         let project = Project::parse(&text, &path)?;
+        if let Err(found) = scaffolded::check(&project, &root) {
+            let line = text
+                .lines()
+                .position(|line| line.starts_with(&format!("{}:", found.field)))
+                .map_or_else(String::new, |index| format!(":{}", index + 1));
+            bail!("{}{line}: {}", path.display(), found.message);
+        }
         Ok((root, lock, project))
     }
 

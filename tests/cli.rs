@@ -848,6 +848,29 @@ fn a_bad_project_edit_is_reported_with_its_line_by_every_command() {
             thing_entry,
         ),
     ];
+    let line_of = |key: &str| lines.iter().position(|l| l.starts_with(key)).unwrap() + 1;
+    let cases = cases.into_iter().chain([
+        (
+            good.replace("projectName: demo", "projectName: renamed"),
+            "opgen does not rename a project",
+            line_of("projectName:"),
+        ),
+        (
+            good.replace("kubernetesVersion: \"1.33\"", "kubernetesVersion: \"1.35\""),
+            "Set the feature of k8s-openapi in Cargo.toml to `v1_35`",
+            line_of("kubernetesVersion:"),
+        ),
+        (
+            good.replace("license: apache2", "license: mit"),
+            "Cargo.toml says `Apache-2.0`",
+            line_of("license:"),
+        ),
+        (
+            good.replace("domain: example.com", "domain: example.org"),
+            "declares `group = \"db.example.com\"`",
+            line_of("domain:"),
+        ),
+    ]);
     let commands = [
         "create api --group db --version v1 --kind Extra",
         "generate manifests",

@@ -14,7 +14,7 @@ use similar::TextDiff;
 
 use crate::{
     interrupt::Interrupt,
-    plan::{Action, FileChange, Plan},
+    plan::{Action, FileChange, Plan, read_existing},
     shell::Shell,
 };
 
@@ -166,7 +166,7 @@ fn write_change(root: &Path, change: &FileChange, journal: &mut Journal) -> anyh
 /// Refuses to replace a file that no longer holds what the plan read from it: another program
 /// wrote it while opgen was working, and overwriting would lose that.
 fn check_unchanged(path: &Path, read: Option<&str>) -> anyhow::Result<()> {
-    let now = read_if_exists(path).with_context(|| format!("cannot read {}", path.display()))?;
+    let now = read_existing(path).with_context(|| format!("cannot read {}", path.display()))?;
     if now.as_deref() != read {
         anyhow::bail!(
             "{} changed while opgen was working (another program wrote it); opgen stopped rather than overwrite it\n\nRun the command again",
@@ -174,16 +174,6 @@ fn check_unchanged(path: &Path, read: Option<&str>) -> anyhow::Result<()> {
         );
     }
     Ok(())
-}
-
-fn read_if_exists(path: &Path) -> std::io::Result<Option<String>> {
-    match fs::read_to_string(path) {
-        Ok(text) => Ok(Some(text)),
-        Err(err) if matches!(err.kind(), ErrorKind::NotFound | ErrorKind::NotADirectory) => {
-            Ok(None)
-        }
-        Err(err) => Err(err),
-    }
 }
 
 /// Writes through a temporary file in the same directory and renames it into place, so a
@@ -282,7 +272,7 @@ impl Journal {
 
 fn restore(written: &Written) -> Result<(), String> {
     let path = &written.path;
-    match read_if_exists(path) {
+    match read_existing(path) {
         Ok(Some(now)) if now == written.new => {}
         // Never written (the write itself failed) or already put back.
         Ok(now) if now == written.old => return Ok(()),

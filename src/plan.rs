@@ -193,7 +193,8 @@ fn decide(
     }
 }
 
-fn read_existing(path: &Path) -> std::io::Result<Option<String>> {
+/// A file's text, or `None` when there is no file.
+pub(crate) fn read_existing(path: &Path) -> std::io::Result<Option<String>> {
     match fs::read_to_string(path) {
         Ok(text) => Ok(Some(text)),
         // A file standing where a parent directory should be surfaces when writing.

@@ -54,13 +54,17 @@ fn generated_api_files(root: &Path) -> Vec<String> {
     files
 }
 
-#[test]
-fn init_writes_rustfmt_clean_code_for_short_names() {
-    let project = Project::init_args("a", &["--domain", "x.io"]);
-    assert_rustfmt_clean(&project, &["src/main.rs"], &SCAFFOLDED);
+/// `init`'s scaffolded entry point under the defaults, its generated files under both.
+fn assert_init_clean(project: &Project) {
+    assert_rustfmt_clean(project, &["src/main.rs"], &SCAFFOLDED);
     let files = generated_api_files(&project.root);
     let files: Vec<&str> = files.iter().map(String::as_str).collect();
-    assert_rustfmt_clean(&project, &files, &GENERATED);
+    assert_rustfmt_clean(project, &files, &GENERATED);
+}
+
+#[test]
+fn init_writes_rustfmt_clean_code_for_short_names() {
+    assert_init_clean(&Project::init_args("a", &["--domain", "x.io"]));
 }
 
 #[test]
@@ -68,11 +72,10 @@ fn init_writes_rustfmt_clean_code_for_long_names() {
     let name = "a-rather-long-operator-name-of-forty-chr";
     assert_eq!(name.len(), 40, "the longest project name opgen accepts");
     let domain = "platform.engineering.infrastructure.example.corp";
-    let project = Project::init_args(name, &["--domain", domain, "--namespaced"]);
-    assert_rustfmt_clean(&project, &["src/main.rs"], &SCAFFOLDED);
-    let files = generated_api_files(&project.root);
-    let files: Vec<&str> = files.iter().map(String::as_str).collect();
-    assert_rustfmt_clean(&project, &files, &GENERATED);
+    assert_init_clean(&Project::init_args(
+        name,
+        &["--domain", domain, "--namespaced"],
+    ));
 }
 
 /// Generated files list kinds, versions and groups: short and long names, names that sort

@@ -4,7 +4,7 @@
 
 use std::{path::Path, process::ExitCode};
 
-use anyhow::{Context as _, bail};
+use anyhow::bail;
 
 use crate::{
     apply,
@@ -28,8 +28,7 @@ enum Mode {
 }
 
 pub fn run(args: ManifestsArgs, shell: &mut Shell) -> anyhow::Result<ExitCode> {
-    let cwd = std::env::current_dir().context("cannot read the current directory")?;
-    let (root, project) = Project::find(&cwd)?;
+    let (root, project) = super::find_project(shell)?;
     let mode = match (args.check, args.dry_run) {
         (true, _) => Mode::Check,
         (false, true) => Mode::DryRun,

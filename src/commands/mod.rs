@@ -4,8 +4,29 @@
 pub mod create_api;
 pub mod generate_manifests;
 pub mod init;
+pub mod update;
 
-use crate::{apply, plan::Plan, shell::Shell};
+use std::path::PathBuf;
+
+use anyhow::Context as _;
+
+use crate::{apply, model::OpgenVersion, plan::Plan, project::Project, shell::Shell};
+
+/// The project around the current directory, for a command that adds to it or regenerates
+/// it. Reading `PROJECT` refuses a project of a newer opgen; one of an older opgen is worked
+/// on, with a note that `opgen update` brings it to this release.
+pub fn find_project(shell: &mut Shell) -> anyhow::Result<(PathBuf, Project)> {
+    let cwd = std::env::current_dir().context("cannot read the current directory")?;
+    let (root, project) = Project::find(&cwd)?;
+    let running = OpgenVersion::running();
+    if project.opgen_version.compare(&running).is_lt() {
+        shell.note(&format!(
+            "this project was made by opgen {}; `opgen update` brings its generated files and PROJECT's `opgenVersion` to this opgen, {running}",
+            project.opgen_version
+        ));
+    }
+    Ok((root, project))
+}
 
 /// Prints the plan (`--dry-run`) or carries it out.
 pub fn write(plan: &Plan, dry_run: bool, shell: &mut Shell) -> anyhow::Result<()> {

@@ -27,7 +27,6 @@ pub struct ProjectValues {
     pub copyright_holder: String,
     /// `demo-operator-system`
     pub system_namespace: String,
-    pub opgen_version: &'static str,
     pub kinds: Vec<KindValues>,
     pub groups: Vec<GroupValues>,
     /// Module paths of every controller (`db::my_sql_cluster`), sorted.
@@ -135,7 +134,6 @@ impl ProjectValues {
                 .clone()
                 .unwrap_or_else(|| format!("The {name} Authors")),
             system_namespace: name.system_namespace(),
-            opgen_version: env!("CARGO_PKG_VERSION"),
             kinds,
             groups: groups(project),
             controllers,

@@ -1,0 +1,255 @@
+//! `opgen update`: brings a project made by an older opgen up to this one.
+//!
+//! Generated files are opgen's, so they are rewritten with this opgen's templates, and
+//! `PROJECT` records this release. Scaffolded files are the user's: they are only compared
+//! with what this opgen would scaffold for the project today, and the ones that differ are
+//! listed (with `--diff`, shown) for the user to bring over what they want by hand.
+
+use anyhow::{Context as _, bail};
+
+use crate::{
+    apply,
+    cli::UpdateArgs,
+    model::OpgenVersion,
+    plan::{Action, FileChange, GENERATED_MARKER, OnConflict, Plan},
+    project::{self, Project},
+    scaffold,
+    shell::Shell,
+};
+
+pub fn run(args: UpdateArgs, shell: &mut Shell) -> anyhow::Result<()> {
+    let cwd = std::env::current_dir().context("cannot read the current directory")?;
+    let (root, project) = Project::find(&cwd)?;
+    let update = plan_update(&root, &project)?;
+
+    if args.dry_run {
+        apply::print_changes(&update.generated, shell);
+    } else {
+        apply::apply(&update.generated, shell)?;
+    }
+    report_kept_generated(&update.generated, shell);
+    report_scaffolded(&update, args.diff, shell);
+    if args.dry_run {
+        shell.note("dry run: nothing was written");
+    } else {
+        shell.hint(&next_steps(&project.opgen_version, update.generated.is_noop()));
+    }
+    Ok(())
+}
+
+/// What `update` does to a project, computed before anything is written.
+#[derive(Debug)]
+struct Update {
+    /// The generated files, `PROJECT` among them, rewritten with this opgen's templates; a
+    /// generated file whose header the user removed is theirs, and kept.
+    generated: Plan,
+    /// The scaffolded files that differ from what this opgen would scaffold today (kept) or
+    /// that are missing; never written.
+    scaffolded: Vec<FileChange>,
+    /// False when rustfmt is not installed, so today's Rust files were compared unformatted.
+    formatted: bool,
+}
+
+/// Plans the update of the project at `root`, read from its `PROJECT` as `project`.
+fn plan_update(root: &std::path::Path, project: &Project) -> anyhow::Result<Update> {
+    let mut updated = project.clone();
+    updated.opgen_version = OpgenVersion::running();
+
+    let generated = Plan::new(root, scaffold::generated_files(&updated)?, OnConflict::Keep)?;
+    let record = generated
+        .changes
+        .iter()
+        .find(|change| change.path == project::FILE_NAME)
+        .expect("PROJECT is a generated file");
+    if record.action == Action::Keep {
+        // PROJECT is opgen's record: keeping it would leave the project stamped with the old
+        // release under files rewritten by this one.
+        bail!(
+            "{} no longer carries opgen's `{GENERATED_MARKER}` header; opgen update must rewrite it to record this release\n\nPut the header back as its first line and run opgen update again",
+            project::FILE_NAME
+        );
+    }
+
+    let (today, formatted) = scaffold::scaffolded_files(&updated)?;
+    let scaffolded = Plan::new(root, today, OnConflict::Keep)?
+        .changes
+        .into_iter()
+        .filter(|change| change.action != Action::Unchanged)
+        .collect();
+    Ok(Update {
+        generated,
+        scaffolded,
+        formatted,
+    })
+}
+
+/// Names the generated files left alone because their header is gone.
+fn report_kept_generated(generated: &Plan, shell: &mut Shell) {
+    for change in generated
+        .changes
+        .iter()
+        .filter(|change| change.action == Action::Keep)
+    {
+        shell.note(&format!(
+            "{} lost its `{GENERATED_MARKER}` header, so it is yours and was left as it is; put the header back to let opgen rewrite it",
+            change.path
+        ));
+    }
+}
+
+/// Lists the scaffolded files that differ from today's scaffold, and with `diff` prints how.
+fn report_scaffolded(update: &Update, diff: bool, shell: &mut Shell) {
+    for change in &update.scaffolded {
+        let (verb, old) = match &change.old {
+            Some(old) => ("Differs", old.as_str()),
+            None => ("Missing", ""),
+        };
+        shell.status(verb, &change.path);
+        if diff {
+            shell.print(&apply::unified_diff(&change.path, old, &change.new));
+        }
+    }
+    if update.scaffolded.is_empty() {
+        return;
+    }
+    let count = update.scaffolded.len();
+    let files = if count == 1 { "file" } else { "files" };
+    let how = if diff {
+        "the diffs above show what today's scaffold would change"
+    } else {
+        "`opgen update --diff` shows the differences"
+    };
+    shell.note(&format!(
+        "{count} scaffolded {files} differ from what opgen {} scaffolds for this project; they are yours, so update leaves them alone: {how}, to bring over by hand what you want",
+        OpgenVersion::running()
+    ));
+    if !update.formatted {
+        shell.note(
+            "rustfmt was not found, so today's Rust files were compared unformatted: Rust files may be listed for their layout alone",
+        );
+    }
+}
+
+fn next_steps(from: &OpgenVersion, unchanged: bool) -> String {
+    let running = OpgenVersion::running();
+    if unchanged {
+        return format!(
+            "\nThe project's generated files are those of opgen {running} already; nothing changed.\n"
+        );
+    }
+    format!(
+        "\nUpdated the project from opgen {from} to {running}. Next steps:\n  make manifests   # rebuild the CRDs and the role with this opgen\n  make test\n"
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::fs;
+
+    use crate::{plan::PlannedFile, project::Scope};
+
+    /// A project on disk as an older opgen left it: every generated and scaffolded file as
+    /// this opgen writes them, then `PROJECT` stamped 0.0.1.
+    fn older_project() -> (tempfile::TempDir, Project) {
+        let dir = tempfile::tempdir().unwrap();
+        let mut project = Project::for_test("demo", Scope::Cluster);
+        project
+            .resources
+            .push(crate::model::Resource::for_test("db", "v1", "Thing"));
+        let (scaffolded, _) = scaffold::scaffolded_files(&project).unwrap();
+        project.opgen_version = "0.0.1".parse().unwrap();
+        let generated = scaffold::generated_files(&project).unwrap();
+        for PlannedFile { path, contents, .. } in scaffolded.into_iter().chain(generated) {
+            write(dir.path(), &path, &contents);
+        }
+        (dir, project)
+    }
+
+    fn write(root: &std::path::Path, path: &str, text: &str) {
+        let path = root.join(path);
+        fs::create_dir_all(path.parent().unwrap()).unwrap();
+        fs::write(path, text).unwrap();
+    }
+
+    fn action(plan: &Plan, path: &str) -> Action {
+        plan.changes
+            .iter()
+            .find(|change| change.path == path)
+            .unwrap_or_else(|| panic!("{path} is not planned"))
+            .action
+    }
+
+    #[test]
+    fn rewrites_stale_generated_files_and_stamps_project() {
+        let (dir, project) = older_project();
+        let stale = format!("// {GENERATED_MARKER}\n// stale\n");
+        write(dir.path(), "src/controllers/mod.rs", &stale);
+        let update = plan_update(dir.path(), &project).unwrap();
+        assert_eq!(action(&update.generated, "PROJECT"), Action::Update);
+        assert_eq!(
+            action(&update.generated, "src/controllers/mod.rs"),
+            Action::Update
+        );
+        assert_eq!(
+            action(&update.generated, "api/src/lib.rs"),
+            Action::Unchanged
+        );
+        let record = update
+            .generated
+            .changes
+            .iter()
+            .find(|change| change.path == "PROJECT")
+            .unwrap();
+        assert!(
+            record
+                .new
+                .contains(&format!("opgenVersion: \"{}\"", OpgenVersion::running())),
+            "{}",
+            record.new
+        );
+        assert!(update.scaffolded.is_empty(), "{:?}", update.scaffolded);
+    }
+
+    #[test]
+    fn keeps_a_generated_file_without_its_header() {
+        let (dir, project) = older_project();
+        write(dir.path(), "src/controllers/mod.rs", "// my own wiring\n");
+        let update = plan_update(dir.path(), &project).unwrap();
+        assert_eq!(
+            action(&update.generated, "src/controllers/mod.rs"),
+            Action::Keep
+        );
+    }
+
+    #[test]
+    fn refuses_a_project_file_without_its_header() {
+        let (dir, project) = older_project();
+        let text = fs::read_to_string(dir.path().join("PROJECT")).unwrap();
+        let text = text.replace(GENERATED_MARKER, "mine");
+        write(dir.path(), "PROJECT", &text);
+        let err = plan_update(dir.path(), &project).unwrap_err().to_string();
+        assert!(
+            err.starts_with("PROJECT no longer carries opgen's"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn lists_edited_and_missing_scaffolded_files() {
+        let (dir, project) = older_project();
+        write(dir.path(), "Makefile", "# mine\n");
+        fs::remove_file(dir.path().join(".dockerignore")).unwrap();
+        let update = plan_update(dir.path(), &project).unwrap();
+        let listed: Vec<(&str, Action)> = update
+            .scaffolded
+            .iter()
+            .map(|change| (change.path.as_str(), change.action))
+            .collect();
+        assert_eq!(
+            listed,
+            [(".dockerignore", Action::Create), ("Makefile", Action::Keep)]
+        );
+        assert!(update.formatted, "the test machine has rustfmt");
+    }
+}

@@ -113,14 +113,18 @@ fn report_scaffolded(update: &Update, diff: bool, shell: &mut Shell) {
         return;
     }
     let count = update.scaffolded.len();
-    let files = if count == 1 { "file" } else { "files" };
-    let how = if diff {
-        "the diffs above show what today's scaffold would change"
+    let (files, differ) = if count == 1 {
+        ("file", "differs")
     } else {
-        "`opgen update --diff` shows the differences"
+        ("files", "differ")
+    };
+    let how = if diff {
+        "the diffs printed show how (yours on the `-` side)"
+    } else {
+        "see how with `opgen update --diff`"
     };
     shell.note(&format!(
-        "{count} scaffolded {files} differ from what opgen {} scaffolds for this project; they are yours, so update leaves them alone: {how}, to bring over by hand what you want",
+        "{count} scaffolded {files} {differ} from what opgen {} would scaffold for this project today. Scaffolded files are yours, so update leaves them alone: {how}, and bring over by hand what you want",
         OpgenVersion::running()
     ));
     if !update.formatted {

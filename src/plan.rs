@@ -243,7 +243,11 @@ mod tests {
             Action::Update
         );
         assert!(matches!(
-            plan(&[("g.rs", "hand written")], file.clone(), OnConflict::Refuse),
+            plan(
+                &[("g.rs", "hand written")],
+                file.clone(),
+                OnConflict::Refuse
+            ),
             Err(PlanError::EditedGeneratedFile { .. })
         ));
         assert_eq!(

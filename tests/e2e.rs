@@ -155,8 +155,15 @@ fn age_and_update(project: &Project) {
     let record = project.read("PROJECT");
     let current = format!("opgenVersion: \"{}\"", env!("CARGO_PKG_VERSION"));
     assert!(record.contains(&current), "{record}");
-    project.write("PROJECT", &record.replace(&current, "opgenVersion: \"0.0.1\""));
-    for path in ["api/src/lib.rs", "src/controllers/mod.rs", "api/src/db/v1/mod.rs"] {
+    project.write(
+        "PROJECT",
+        &record.replace(&current, "opgenVersion: \"0.0.1\""),
+    );
+    for path in [
+        "api/src/lib.rs",
+        "src/controllers/mod.rs",
+        "api/src/db/v1/mod.rs",
+    ] {
         project.write(path, &format!("// {header}\ncompile_error!(\"stale\");\n"));
     }
     let main = format!("{}// The user's own line.\n", project.read("src/main.rs"));
@@ -166,7 +173,11 @@ fn age_and_update(project: &Project) {
     let stderr = String::from_utf8_lossy(&update.stderr);
     assert!(stderr.contains("Updating api/src/lib.rs"), "{stderr}");
     assert!(stderr.contains("Differs src/main.rs"), "{stderr}");
-    assert_eq!(project.read("src/main.rs"), main, "update touched src/main.rs");
+    assert_eq!(
+        project.read("src/main.rs"),
+        main,
+        "update touched src/main.rs"
+    );
     assert!(project.read("PROJECT").contains(&current));
 }
 

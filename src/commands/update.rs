@@ -32,7 +32,10 @@ pub fn run(args: UpdateArgs, shell: &mut Shell) -> anyhow::Result<()> {
     if args.dry_run {
         shell.note("dry run: nothing was written");
     } else {
-        shell.hint(&next_steps(&project.opgen_version, update.generated.is_noop()));
+        shell.hint(&next_steps(
+            &project.opgen_version,
+            update.generated.is_noop(),
+        ));
     }
     Ok(())
 }
@@ -252,7 +255,10 @@ mod tests {
             .collect();
         assert_eq!(
             listed,
-            [(".dockerignore", Action::Create), ("Makefile", Action::Keep)]
+            [
+                (".dockerignore", Action::Create),
+                ("Makefile", Action::Keep)
+            ]
         );
         assert!(update.formatted, "the test machine has rustfmt");
     }

@@ -65,19 +65,7 @@ impl fmt::Display for OpgenVersion {
     }
 }
 
-impl serde::Serialize for OpgenVersion {
-    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        serializer.collect_str(self)
-    }
-}
-
-impl<'de> serde::Deserialize<'de> for OpgenVersion {
-    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        String::deserialize(deserializer)?
-            .parse()
-            .map_err(serde::de::Error::custom)
-    }
-}
+super::serde_as_text!(OpgenVersion);
 
 #[cfg(test)]
 mod tests {

@@ -5,6 +5,8 @@
 //! with what this opgen would scaffold for the project today, and the ones that differ are
 //! listed (with `--diff`, shown) for the user to bring over what they want by hand.
 
+use std::{collections::BTreeSet, fs, io::Read as _, path::Path};
+
 use anyhow::{Context as _, bail};
 
 use crate::{
@@ -27,7 +29,7 @@ pub fn run(args: UpdateArgs, shell: &mut Shell) -> anyhow::Result<()> {
     } else {
         apply::apply(&update.generated, shell)?;
     }
-    report_kept_generated(&update.generated, shell);
+    report_generated(&update, shell);
     report_scaffolded(&update, args.diff, shell);
     if args.dry_run {
         shell.note("dry run: nothing was written");
@@ -51,10 +53,12 @@ struct Update {
     scaffolded: Vec<FileChange>,
     /// False when rustfmt is not installed, so today's Rust files were compared unformatted.
     formatted: bool,
+    /// Files with opgen's generated header that this opgen does not generate.
+    leftovers: Vec<String>,
 }
 
 /// Plans the update of the project at `root`, read from its `PROJECT` as `project`.
-fn plan_update(root: &std::path::Path, project: &Project) -> anyhow::Result<Update> {
+fn plan_update(root: &Path, project: &Project) -> anyhow::Result<Update> {
     let mut updated = project.clone();
     updated.opgen_version = OpgenVersion::running();
 
@@ -79,16 +83,67 @@ fn plan_update(root: &std::path::Path, project: &Project) -> anyhow::Result<Upda
         .into_iter()
         .filter(|change| change.action != Action::Unchanged)
         .collect();
+    let leftovers = leftover_generated(root, &generated)?;
     Ok(Update {
         generated,
         scaffolded,
         formatted,
+        leftovers,
     })
 }
 
-/// Names the generated files left alone because their header is gone.
-fn report_kept_generated(generated: &Plan, shell: &mut Shell) {
-    for change in generated
+/// The files under `root` whose first line is opgen's generated header but that `generated`
+/// does not write: an older release generated them, and this one generates nothing there.
+/// Build output and hidden directories (`.git`) are not searched.
+fn leftover_generated(root: &Path, generated: &Plan) -> anyhow::Result<Vec<String>> {
+    let known: BTreeSet<&str> = generated.changes.iter().map(|c| c.path.as_str()).collect();
+    let searched = walkdir::WalkDir::new(root)
+        .sort_by_file_name()
+        .into_iter()
+        .filter_entry(|entry| {
+            let name = entry.file_name().to_string_lossy();
+            entry.depth() == 0
+                || !entry.file_type().is_dir()
+                || !(name == "target" || name.starts_with('.'))
+        });
+    let mut leftovers = Vec::new();
+    for entry in searched {
+        let entry = entry.with_context(|| format!("cannot search {}", root.display()))?;
+        if !entry.file_type().is_file() {
+            continue;
+        }
+        let path = entry
+            .path()
+            .strip_prefix(root)
+            .expect("walkdir yields paths under its root")
+            .to_string_lossy()
+            .replace('\\', "/");
+        if !known.contains(path.as_str()) && starts_with_header(entry.path())? {
+            leftovers.push(path);
+        }
+    }
+    Ok(leftovers)
+}
+
+/// Whether the first line of the file at `path` holds opgen's generated header.
+fn starts_with_header(path: &Path) -> anyhow::Result<bool> {
+    let mut start = Vec::with_capacity(128);
+    fs::File::open(path)
+        .and_then(|file| file.take(128).read_to_end(&mut start))
+        .with_context(|| format!("cannot read {}", path.display()))?;
+    let start = String::from_utf8_lossy(&start);
+    Ok(start
+        .lines()
+        .next()
+        .unwrap_or_default()
+        .contains(GENERATED_MARKER))
+}
+
+/// Names the generated files left alone because their header is gone, and the files with a
+/// header that this opgen no longer generates.
+fn report_generated(update: &Update, shell: &mut Shell) {
+    for change in update
+        .generated
         .changes
         .iter()
         .filter(|change| change.action == Action::Keep)
@@ -96,6 +151,12 @@ fn report_kept_generated(generated: &Plan, shell: &mut Shell) {
         shell.note(&format!(
             "{} lost its `{GENERATED_MARKER}` header, so it is yours and was left as it is; put the header back to let opgen rewrite it",
             change.path
+        ));
+    }
+    for path in &update.leftovers {
+        shell.note(&format!(
+            "{path} carries opgen's generated header, but opgen {} does not generate it (an older release did): delete it if nothing uses it any more",
+            OpgenVersion::running()
         ));
     }
 }
@@ -173,7 +234,7 @@ mod tests {
         (dir, project)
     }
 
-    fn write(root: &std::path::Path, path: &str, text: &str) {
+    fn write(root: &Path, path: &str, text: &str) {
         let path = root.join(path);
         fs::create_dir_all(path.parent().unwrap()).unwrap();
         fs::write(path, text).unwrap();
@@ -240,6 +301,18 @@ mod tests {
             err.starts_with("PROJECT no longer carries opgen's"),
             "{err}"
         );
+    }
+
+    #[test]
+    fn finds_generated_files_this_opgen_no_longer_generates() {
+        let (dir, project) = older_project();
+        let header = format!("// {GENERATED_MARKER}\n");
+        write(dir.path(), "src/runtime/retired.rs", &header);
+        write(dir.path(), "target/debug/build/out.rs", &header);
+        write(dir.path(), ".git/notes.rs", &header);
+        write(dir.path(), "src/mine.rs", &format!("// mine\n{header}"));
+        let update = plan_update(dir.path(), &project).unwrap();
+        assert_eq!(update.leftovers, ["src/runtime/retired.rs"]);
     }
 
     #[test]

@@ -122,15 +122,20 @@ impl Transaction {
     }
 }
 
-/// Prints what `apply` would do: one line per file, and a unified diff for changed files.
+/// Prints what `apply` would do, and that nothing was written.
 pub fn print_dry_run(plan: &Plan, shell: &mut Shell) {
+    print_changes(plan, shell);
+    shell.note("dry run: nothing was written");
+}
+
+/// One line per file of `plan`, and a unified diff for each changed file.
+pub fn print_changes(plan: &Plan, shell: &mut Shell) {
     for change in &plan.changes {
         shell.status(verb(change.action), &change.path);
         if let (Action::Update, Some(old)) = (change.action, &change.old) {
             shell.print(&unified_diff(&change.path, old, &change.new));
         }
     }
-    shell.note("dry run: nothing was written");
 }
 
 /// A unified diff of one file, with `a/` and `b/` prefixes as git shows them.

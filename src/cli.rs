@@ -65,6 +65,8 @@ pub enum Command {
     /// Regenerate files from the project's sources
     #[command(subcommand)]
     Generate(GenerateCommand),
+    /// Bring a project made by an older opgen up to this one
+    Update(UpdateArgs),
     /// Print a shell completion script
     Completions {
         /// The shell to complete for
@@ -204,6 +206,24 @@ pub struct ManifestsArgs {
     #[arg(long, conflicts_with = "dry_run")]
     pub check: bool,
     /// Show what would change, write nothing
+    #[arg(long)]
+    pub dry_run: bool,
+}
+
+#[derive(Debug, Args)]
+#[command(
+    long_about = "Bring a project made by an older opgen up to this one.\n\n\
+        Rewrites every generated file (those that begin with opgen's `DO NOT EDIT` header) \
+        with this opgen's templates and records this release as `opgenVersion` in PROJECT. \
+        Scaffolded files are yours and are never touched: those that differ from what this \
+        opgen would scaffold for the project today are listed, with their diffs under --diff."
+)]
+pub struct UpdateArgs {
+    /// Also print, as a unified diff, how each listed scaffolded file differs from what this
+    /// opgen would scaffold today
+    #[arg(long)]
+    pub diff: bool,
+    /// Show what would be rewritten (a diff for changed files), write nothing
     #[arg(long)]
     pub dry_run: bool,
 }

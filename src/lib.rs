@@ -54,6 +54,7 @@ fn run(command: Command, shell: &mut Shell) -> anyhow::Result<ExitCode> {
         Command::Generate(GenerateCommand::Manifests(args)) => {
             return commands::generate_manifests::run(args, shell);
         }
+        Command::Update(args) => commands::update::run(args, shell)?,
         Command::Completions { shell: target } => {
             let mut out = Vec::new();
             clap_complete::generate(target, &mut Cli::command(), "opgen", &mut out);

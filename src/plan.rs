@@ -46,12 +46,13 @@ impl PlannedFile {
     }
 }
 
-/// What to do with a scaffolded file that already exists with other contents.
+/// What to do with a file of the user's that stands where opgen wants to write: a scaffolded
+/// file that exists with other contents, or a generated file whose header was removed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum OnConflict {
     /// Stop before writing anything (the default).
     Refuse,
-    /// Keep the user's file and write the rest (`init --force`).
+    /// Keep the user's file and write the rest (`init --force`, `update`).
     Keep,
     /// Overwrite it (`create api --force`): the dry run shows the diff first.
     Overwrite,
@@ -182,7 +183,8 @@ fn decide(
         (Owner::Manifest | Owner::Record, _) => Ok(Action::Update),
         (Owner::Generated, OnConflict::Overwrite) => Ok(Action::Update),
         (Owner::Generated, _) if old.contains(GENERATED_MARKER) => Ok(Action::Update),
-        (Owner::Generated, _) => Err(PlanError::EditedGeneratedFile {
+        (Owner::Generated, OnConflict::Keep) => Ok(Action::Keep),
+        (Owner::Generated, OnConflict::Refuse) => Err(PlanError::EditedGeneratedFile {
             path: file.path.clone(),
         }),
         (Owner::Scaffolded, OnConflict::Overwrite) => Ok(Action::Update),
@@ -270,9 +272,18 @@ mod tests {
             Action::Update
         );
         assert!(matches!(
-            plan(&[("g.rs", "hand written")], file, OnConflict::Refuse),
+            plan(
+                &[("g.rs", "hand written")],
+                file.clone(),
+                OnConflict::Refuse
+            ),
             Err(PlanError::EditedGeneratedFile { .. })
         ));
+        assert_eq!(
+            plan(&[("g.rs", "hand written")], file, OnConflict::Keep).unwrap(),
+            Action::Keep,
+            "a generated file without its header is the user's, and kept when asked"
+        );
     }
 
     #[test]

@@ -14,7 +14,9 @@ use serde::{Deserialize, Serialize};
 
 use crate::{
     lock::ProjectLock,
-    model::{Domain, KubernetesVersion, License, ProjectName, Resource},
+    model::{
+        Domain, KubernetesVersion, License, NewerProject, OpgenVersion, ProjectName, Resource,
+    },
 };
 
 pub use rules::{MAX_UID, Violation};
@@ -50,8 +52,10 @@ pub struct Project {
     pub license: License,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub owner: Option<String>,
-    /// The opgen release that last wrote the file.
-    pub opgen_version: String,
+    /// The opgen release that made the project or last brought it up to date: only `init`
+    /// and `update` set it, so that a newer opgen's `generate manifests --check` does not
+    /// find the project stale for its version alone.
+    pub opgen_version: OpgenVersion,
     #[serde(default)]
     pub resources: Vec<Resource>,
 }
@@ -73,13 +77,15 @@ impl Project {
             kubernetes_version,
             license,
             owner,
-            opgen_version: env!("CARGO_PKG_VERSION").to_owned(),
+            opgen_version: OpgenVersion::running(),
             resources: Vec::new(),
         }
     }
 
-    /// Parses `PROJECT`'s text; `path` is only for messages.
+    /// Parses `PROJECT`'s text; `path` is only for messages. A project made by a newer opgen
+    /// is refused before anything else is read (see [`check_opgen_version`]).
     pub fn parse(text: &str, path: &Path) -> anyhow::Result<Self> {
+        check_opgen_version(text)?;
         let project: Project = serde_saphyr::from_str(text).map_err(|err| {
             let place = err
                 .location()
@@ -106,9 +112,7 @@ impl Project {
 
     /// The file's text, as written to disk.
     pub fn render(&self) -> String {
-        let mut project = self.clone();
-        project.opgen_version = env!("CARGO_PKG_VERSION").to_owned();
-        let yaml = serde_saphyr::to_string(&project).expect("PROJECT always serializes");
+        let yaml = serde_saphyr::to_string(self).expect("PROJECT always serializes");
         format!("{HEADER}{yaml}")
     }
 
@@ -201,6 +205,25 @@ fn find_root(dir: &Path) -> anyhow::Result<PathBuf> {
     }
 }
 
+/// Refuses a `PROJECT` stamped by a newer opgen than this one. Only `opgenVersion` is read
+/// here, leniently: a newer opgen may have added fields that this one does not know, and then
+/// "install the newer opgen" is the useful message, not "unknown field". Anything malformed is
+/// left for the full parse to report with its line.
+fn check_opgen_version(text: &str) -> Result<(), NewerProject> {
+    #[derive(Deserialize)]
+    #[serde(rename_all = "camelCase")]
+    struct Stamp {
+        opgen_version: Option<String>,
+    }
+    let recorded = serde_saphyr::from_str::<Stamp>(text)
+        .ok()
+        .and_then(|stamp| stamp.opgen_version?.parse::<OpgenVersion>().ok());
+    match recorded {
+        Some(recorded) => recorded.check_readable_by(&OpgenVersion::running()),
+        None => Ok(()),
+    }
+}
+
 fn first_line(message: &str) -> &str {
     message.lines().next().unwrap_or(message)
 }
@@ -232,6 +255,51 @@ mod tests {
             Project::parse(&text, Path::new("PROJECT")).unwrap(),
             project
         );
+    }
+
+    #[test]
+    fn render_keeps_the_recorded_opgen_version() {
+        let mut project = sample();
+        assert_eq!(project.opgen_version, OpgenVersion::running());
+        project.opgen_version = "0.0.1".parse().unwrap();
+        let text = project.render();
+        assert!(text.contains("opgenVersion: \"0.0.1\"\n"), "{text}");
+        assert_eq!(
+            Project::parse(&text, Path::new("PROJECT"))
+                .unwrap()
+                .opgen_version,
+            project.opgen_version
+        );
+    }
+
+    #[test]
+    fn a_project_of_a_newer_opgen_is_refused_before_its_fields_are_read() {
+        let mut project = sample();
+        project.opgen_version = "99.1.0".parse().unwrap();
+        // A newer opgen may have changed the layout and added fields this one does not know.
+        let text = project
+            .render()
+            .replace("version: \"1\"", "version: \"7\"")
+            .replace("resources: []", "resources: []\nwebhooks: []");
+        let err = Project::parse(&text, Path::new("PROJECT"))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.starts_with("this project was made by opgen 99.1.0; install 99.1.0 or newer"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn a_malformed_opgen_version_is_reported_with_its_line() {
+        let text = sample()
+            .render()
+            .replace(&format!("\"{}\"", OpgenVersion::running()), "\"0.1\"");
+        let err = Project::parse(&text, Path::new("PROJECT"))
+            .unwrap_err()
+            .to_string();
+        assert!(err.starts_with("PROJECT:10:"), "{err}");
+        assert!(err.contains("invalid opgen version `0.1`"), "{err}");
     }
 
     #[test]

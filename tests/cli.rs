@@ -3,23 +3,8 @@
 
 mod common;
 
-use common::{Project, opgen, read_tree};
+use common::{Project, fails_unchanged, opgen, read_tree};
 use predicates::prelude::*;
-
-/// Runs `opgen <args>` (split at whitespace) in `dir`, expects exit code `code` and a stderr
-/// containing every `needle`, and checks that the tree is unchanged.
-fn fails_unchanged(dir: &std::path::Path, args: &str, code: i32, needles: &[&str]) {
-    let before = read_tree(dir);
-    let assert = opgen(dir).args(args.split_whitespace()).assert().code(code);
-    let stderr = String::from_utf8_lossy(&assert.get_output().stderr).into_owned();
-    for needle in needles {
-        assert!(
-            stderr.contains(needle),
-            "stderr of {args:?} lacks {needle:?}:\n{stderr}"
-        );
-    }
-    assert!(read_tree(dir) == before, "{args:?} changed the tree");
-}
 
 #[test]
 fn help_lists_every_command() {
@@ -1217,4 +1202,37 @@ fn an_edited_operator_scope_is_followed_everywhere() {
             "Make the kind namespaced, or the operator cluster-wide",
         ],
     );
+}
+/// `make help` lists every target of the generated Makefile, each with a description.
+#[test]
+fn make_help_describes_every_target() {
+    let project = Project::init("demo", "--namespaced");
+    let makefile = project.read("Makefile");
+    let targets: Vec<&str> = makefile
+        .lines()
+        .filter_map(|line| line.split_once(':'))
+        .map(|(name, _)| name)
+        .filter(|name| {
+            !name.is_empty()
+                && name
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
+        })
+        .collect();
+    assert!(targets.len() >= 15, "{targets:?}");
+    let output = std::process::Command::new("make")
+        .arg("help")
+        .current_dir(&project.root)
+        .output()
+        .expect("make runs");
+    assert!(output.status.success(), "{output:?}");
+    let help = String::from_utf8(output.stdout).unwrap();
+    for target in targets {
+        let described = help.lines().any(|line| {
+            line.trim_start()
+                .strip_prefix(target)
+                .is_some_and(|rest| rest.starts_with("  ") && !rest.trim().is_empty())
+        });
+        assert!(described, "`make help` does not describe {target}:\n{help}");
+    }
 }

@@ -1,6 +1,6 @@
 //! `opgen create api`: adds a kind (or a version of one) and its controller.
 
-use anyhow::{Context as _, bail};
+use anyhow::bail;
 
 use crate::{
     cli::CreateApiArgs,
@@ -14,8 +14,7 @@ use crate::{
 };
 
 pub fn run(args: CreateApiArgs, shell: &mut Shell) -> anyhow::Result<()> {
-    let cwd = std::env::current_dir().context("cannot read the current directory")?;
-    let (root, _lock, project) = Project::open(&cwd)?;
+    let (root, _lock, project) = super::find_project(shell)?;
     let prompter = Prompter::new(args.write.yes);
     let group: Group = prompter.value(
         args.group.clone(),

@@ -4,7 +4,7 @@
 
 use std::{path::Path, process::ExitCode};
 
-use anyhow::{Context as _, bail};
+use anyhow::bail;
 
 use crate::{
     apply::{self, Transaction},
@@ -29,8 +29,7 @@ enum Mode {
 }
 
 pub fn run(args: ManifestsArgs, shell: &mut Shell) -> anyhow::Result<ExitCode> {
-    let cwd = std::env::current_dir().context("cannot read the current directory")?;
-    let (root, _lock, project) = Project::open(&cwd)?;
+    let (root, _lock, project) = super::find_project(shell)?;
     let mode = match (args.check, args.dry_run) {
         (true, _) => Mode::Check,
         (false, true) => Mode::DryRun,

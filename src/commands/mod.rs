@@ -4,8 +4,32 @@
 pub mod create_api;
 pub mod generate_manifests;
 pub mod init;
+pub mod update;
 
-use crate::{apply, interrupt::Interrupt, plan::Plan, shell::Shell};
+use std::path::PathBuf;
+
+use anyhow::Context as _;
+
+use crate::{
+    apply, interrupt::Interrupt, lock::ProjectLock, model::OpgenVersion, plan::Plan,
+    project::Project, shell::Shell,
+};
+
+/// The project around the current directory, locked for this command, for a command that adds
+/// to it or regenerates it. Reading `PROJECT` refuses a project of a newer opgen; one of an
+/// older opgen is worked on, with a note that `opgen update` brings it to this release.
+pub fn find_project(shell: &mut Shell) -> anyhow::Result<(PathBuf, ProjectLock, Project)> {
+    let cwd = std::env::current_dir().context("cannot read the current directory")?;
+    let (root, lock, project) = Project::open(&cwd)?;
+    let running = OpgenVersion::running();
+    if project.opgen_version.compare(&running).is_lt() {
+        shell.note(&format!(
+            "this project was made by opgen {}; `opgen update` brings its generated files and PROJECT's `opgenVersion` to this opgen, {running}",
+            project.opgen_version
+        ));
+    }
+    Ok((root, lock, project))
+}
 
 /// Prints the plan (`--dry-run`) or carries it out, restoring every file if a write fails or
 /// a signal arrives before the end.

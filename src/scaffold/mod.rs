@@ -146,6 +146,40 @@ pub fn resource_files(
     root: &Path,
     interrupt: &Interrupt,
 ) -> anyhow::Result<(Vec<PlannedFile>, bool)> {
+    let mut files = render_resource(project, resource, parts)?;
+    files.extend(render_generated(project)?);
+    let formatted = rustfmt::format(&mut files, root, interrupt)?;
+    Ok((files, formatted))
+}
+
+/// Every scaffolded file as this opgen would write it today for `project`: the project's own
+/// and each resource's, formatted as `init` and `create api` leave them. `opgen update`
+/// compares the user's files with these. The second value is as for [`resource_files`].
+pub fn scaffolded_files(
+    project: &Project,
+    root: &Path,
+    interrupt: &Interrupt,
+) -> anyhow::Result<(Vec<PlannedFile>, bool)> {
+    let mut files = project_files(project)?;
+    let firsts: Vec<&Resource> = project.kinds().collect();
+    for resource in &project.resources {
+        let parts = ResourceParts {
+            types: true,
+            controller: resource.controller,
+            roles: firsts.iter().any(|first| std::ptr::eq(*first, resource)),
+        };
+        files.extend(render_resource(project, resource, parts)?);
+    }
+    let formatted = rustfmt::format(&mut files, root, interrupt)?;
+    Ok((files, formatted))
+}
+
+/// The scaffolded files of one resource, as rendered.
+fn render_resource(
+    project: &Project,
+    resource: &Resource,
+    parts: ResourceParts,
+) -> anyhow::Result<Vec<PlannedFile>> {
     let templates = Templates::get();
     let project_values = ProjectValues::new(project);
     let values = ResourceValues {
@@ -180,14 +214,11 @@ pub fn resource_files(
             resource.role_file("viewer"),
         ));
     }
-    let mut files = wanted
+    wanted
         .into_iter()
         .map(|(template, path)| {
             let contents = templates.render(&template, &values)?;
             Ok(PlannedFile::new(path, contents, Owner::Scaffolded))
         })
-        .collect::<anyhow::Result<Vec<_>>>()?;
-    files.extend(render_generated(project)?);
-    let formatted = rustfmt::format(&mut files, root, interrupt)?;
-    Ok((files, formatted))
+        .collect()
 }

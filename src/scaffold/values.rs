@@ -40,7 +40,6 @@ pub struct ProjectValues {
     pub system_namespace: String,
     /// The version a new project starts at (Cargo.toml), which also tags its manager image.
     pub version: &'static str,
-    pub opgen_version: &'static str,
     pub kinds: Vec<KindValues>,
     pub groups: Vec<GroupValues>,
     /// Module paths of every controller (`db::my_sql_cluster`), sorted.
@@ -171,7 +170,6 @@ impl ProjectValues {
                 .unwrap_or_else(|| format!("The {name} Authors")),
             system_namespace: name.system_namespace(),
             version: FIRST_VERSION,
-            opgen_version: env!("CARGO_PKG_VERSION"),
             kinds,
             groups: groups(project),
             controllers,

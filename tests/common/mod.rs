@@ -15,6 +15,21 @@ pub fn opgen(dir: &Path) -> assert_cmd::Command {
     cmd
 }
 
+/// Runs `opgen <args>` (split at whitespace) in `dir`, expects exit code `code` and a stderr
+/// containing every `needle`, and checks that the tree is unchanged.
+pub fn fails_unchanged(dir: &Path, args: &str, code: i32, needles: &[&str]) {
+    let before = read_tree(dir);
+    let assert = opgen(dir).args(args.split_whitespace()).assert().code(code);
+    let stderr = String::from_utf8_lossy(&assert.get_output().stderr).into_owned();
+    for needle in needles {
+        assert!(
+            stderr.contains(needle),
+            "stderr of {args:?} lacks {needle:?}:\n{stderr}"
+        );
+    }
+    assert!(read_tree(dir) == before, "{args:?} changed the tree");
+}
+
 /// Every file under `dir` (but build output) with its bytes, keyed by relative path.
 pub fn read_tree(dir: &Path) -> BTreeMap<String, Vec<u8>> {
     walkdir::WalkDir::new(dir)
@@ -77,6 +92,13 @@ impl Project {
             .args(args.split_whitespace())
             .assert()
             .success();
+    }
+
+    /// Writes `text` to `path` in the project, creating its directory.
+    pub fn write(&self, path: &str, text: &str) {
+        let path = self.root.join(path);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, text).unwrap();
     }
 
     pub fn read(&self, path: &str) -> String {

@@ -134,9 +134,16 @@ pub struct CreateApiArgs {
     /// The container port; a Service exposes it (no port: no Service)
     #[arg(long, requires = "image", value_parser = clap::value_parser!(u16).range(1..), help_heading = "Operand")]
     pub port: Option<u16>,
-    /// The UID the container runs as (default: the image's user, which must not be root)
-    #[arg(long, value_name = "UID", requires = "image", help_heading = "Operand")]
-    pub run_as_user: Option<i64>,
+    /// The UID the container runs as (default: the service user of an image opgen knows,
+    /// else the image's own user, which must then be a non-root number)
+    #[arg(
+        long,
+        value_name = "UID",
+        requires = "image",
+        allow_negative_numbers = true,
+        help_heading = "Operand"
+    )]
+    pub run_as_user: Option<String>,
     /// The container's command, comma-separated (e.g. "memcached,-m=64,-vv")
     #[arg(long, requires = "image", help_heading = "Operand")]
     pub command: Option<String>,

@@ -435,7 +435,31 @@ fn create_api_refuses_bad_operand_flags() {
         (
             api("--image nginx --run-as-user 0"),
             1,
-            vec!["invalid --run-as-user `0`", "non-root"],
+            vec!["invalid --run-as-user `0`", "0 is root", "drop the flag"],
+        ),
+        (
+            api("--image mysql:8.0 --run-as-user -5"),
+            1,
+            vec![
+                "invalid --run-as-user `-5`",
+                "not negative",
+                "999 for mysql",
+            ],
+        ),
+        (
+            api("--image mysql:8.0 --run-as-user mysql"),
+            1,
+            vec!["invalid --run-as-user `mysql`", "not a number"],
+        ),
+        (
+            api("--image mysql:8.0 --run-as-user 2147483648"),
+            1,
+            vec!["up to 2147483647"],
+        ),
+        (
+            api("--image mysql:8.0@sha256:abc"),
+            1,
+            vec!["invalid image `mysql:8.0@sha256:abc`", "is not a digest"],
         ),
         (
             api("--image nginx --command nginx,,-g"),
@@ -465,6 +489,70 @@ fn create_api_refuses_bad_operand_flags() {
     for (args, code, needles) in cases {
         fails_unchanged(&project.root, &args, code, &needles);
     }
+}
+
+/// `create api --image` and what it says of the user the pods run as: nothing for a known
+/// image run as published, a warning (and success) for everything opgen cannot vouch for.
+#[test]
+fn create_api_warns_of_operands_that_may_not_start() {
+    let project = Project::init("demo", "");
+    let create = |args: &str| {
+        let assert = project
+            .opgen()
+            .args("create api --version v1".split_whitespace())
+            .args(args.split_whitespace())
+            .assert()
+            .success();
+        String::from_utf8_lossy(&assert.get_output().stderr).into_owned()
+    };
+
+    let stderr = create("--group db --kind MySQLCluster --image mysql:8.0 --port 3306");
+    assert!(!stderr.contains("warning"), "{stderr}");
+    let controller = project.read("src/controllers/db/my_sql_cluster.rs");
+    assert!(
+        controller.contains("const RUN_AS_USER: Option<i64> = Some(999);")
+            && controller.contains("const RUN_AS_GROUP: Option<i64> = Some(999);"),
+        "{controller}"
+    );
+
+    let stderr = create("--group web --kind Site --image ghcr.io/org/site:v1");
+    for needle in [
+        "warning: opgen does not know which user `ghcr.io/org/site:v1` runs as",
+        "set RUN_AS_USER and RUN_AS_GROUP in src/controllers/web/site.rs",
+        "--run-as-user <UID>",
+    ] {
+        assert!(stderr.contains(needle), "{needle}: {stderr}");
+    }
+    let controller = project.read("src/controllers/web/site.rs");
+    assert!(controller.contains("const RUN_AS_USER: Option<i64> = None;"));
+
+    let stderr = create("--group cache --kind Redis --image redis:7-alpine --run-as-user 1000");
+    assert!(
+        stderr.contains(
+            "warning: --run-as-user 1000 differs from the user of `redis`, `redis` (UID 999, GID 1000)"
+        ),
+        "{stderr}"
+    );
+    assert!(project.read("PROJECT").contains("runAsUser: 1000\n"));
+    let controller = project.read("src/controllers/cache/redis.rs");
+    assert!(controller.contains("const RUN_AS_GROUP: Option<i64> = Some(1000);"));
+
+    let stderr = create("--group edge --kind Proxy --image nginx:1.27 --port 80");
+    assert!(
+        stderr.contains("warning: `nginx` does not run in the pods opgen scaffolds")
+            && stderr.contains("--image nginxinc/nginx-unprivileged:<tag> --port 8080"),
+        "{stderr}"
+    );
+
+    let quiet = project
+        .opgen()
+        .args(
+            "create api -q --group web --version v1 --kind Blog --image org/blog:v1"
+                .split_whitespace(),
+        )
+        .assert()
+        .success();
+    assert!(quiet.get_output().stderr.is_empty());
 }
 
 #[test]
@@ -633,6 +721,55 @@ fn init_asks_for_missing_values_on_a_terminal() {
     let project = std::fs::read_to_string(temp.path().join("demo/PROJECT")).unwrap();
     assert!(project.contains("projectName: demo\n"), "{project}");
     assert!(project.contains("domain: example.org\n"), "{project}");
+}
+
+/// On a terminal, `create api` asks for the UID of an image it does not know.
+#[test]
+fn create_api_asks_for_the_uid_of_an_unknown_image_on_a_terminal() {
+    use std::{io::Write, process::Stdio, time::Duration};
+
+    let project = Project::init("demo", "");
+    let command = format!(
+        "{} create api --group web --version v1 --kind Site --image ghcr.io/org/site:v1",
+        env!("CARGO_BIN_EXE_opgen")
+    );
+    let mut child = std::process::Command::new("script")
+        .args(["-qec", &command, "/dev/null"])
+        .current_dir(&project.root)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("`script` from util-linux runs");
+    let mut stdin = child.stdin.take().unwrap();
+    std::thread::sleep(Duration::from_millis(300));
+    // Refused (root), then a UID.
+    stdin.write_all(b"0\n").unwrap();
+    std::thread::sleep(Duration::from_millis(300));
+    stdin.write_all(b"1234\n").unwrap();
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    while child.try_wait().unwrap().is_none() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "opgen create api waited for input it was given"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    drop(stdin);
+    let output = child.wait_with_output().unwrap();
+    let screen = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        screen.contains("UID of a non-root user ghcr.io/org/site:v1 runs as"),
+        "{screen}"
+    );
+    assert!(screen.contains("0 is root"), "{screen}");
+    assert!(!screen.contains("warning"), "{screen}");
+    assert!(project.read("PROJECT").contains("runAsUser: 1234\n"));
+    assert!(
+        project
+            .read("src/controllers/web/site.rs")
+            .contains("const RUN_AS_USER: Option<i64> = Some(1234);")
+    );
 }
 
 #[test]

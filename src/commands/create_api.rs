@@ -287,7 +287,7 @@ fn operand_warnings(operand: &Operand, controller_file: &str) -> Vec<String> {
             return Vec::new();
         }
         return vec![format!(
-            "opgen does not know which user `{image}` runs as. Its pods run with `runAsNonRoot`, so the kubelet refuses to start them if the image runs as root, or names its user rather than giving a number\n\nIf it does, scaffold again with `--run-as-user <UID>` (the UID of a non-root user the image supports), or set RUN_AS_USER in {controller_file}"
+            "opgen does not know which user `{image}` runs as. Its pods run with `runAsNonRoot`, so the kubelet refuses to start them if the image runs as root, or names its user rather than giving a number\n\nIf it does, set RUN_AS_USER and RUN_AS_GROUP in {controller_file} to a non-root user the image supports (`create api --run-as-user <UID>` sets them)"
         )];
     };
     let mut warnings = Vec::new();
@@ -308,7 +308,7 @@ fn operand_warnings(operand: &Operand, controller_file: &str) -> Vec<String> {
     let image_user = known.user_of(image);
     if let Some(uid) = operand.run_as_user.filter(|uid| *uid != image_user.uid()) {
         warnings.push(format!(
-            "--run-as-user {uid} differs from the user of `{repository}`, `{}` (UID {}, GID {}): the pods run as {uid}, so the image must work as that user, e.g. write where its files belong to {}\n\nDrop --run-as-user to run as {}",
+            "--run-as-user {uid} differs from the user of `{repository}`, `{}` (UID {}, GID {}): the pods run as {uid}, so the image must work as that user although its files belong to {}\n\nDrop --run-as-user to run as {}",
             image_user.name, image_user.uid, image_user.gid, image_user.uid, image_user.uid
         ));
     }
@@ -395,7 +395,7 @@ mod tests {
             "`ghcr.io/org/app:v1`",
             "runAsNonRoot",
             "--run-as-user",
-            "RUN_AS_USER in src/controllers/web/site.rs",
+            "RUN_AS_GROUP in src/controllers/web/site.rs",
         ] {
             assert!(found[0].contains(needle), "{needle}: {}", found[0]);
         }

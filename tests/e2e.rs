@@ -10,24 +10,12 @@
 mod common;
 
 use std::{
-    path::{Path, PathBuf},
+    path::Path,
     process::{Command, Output},
     time::Instant,
 };
 
-use common::Project;
-
-/// The target directory every generated project builds into: `target/e2e`, or
-/// `OPGEN_E2E_TARGET_DIR` when set (so that several checkouts can share one dependency build).
-fn shared_target_dir() -> PathBuf {
-    if let Some(dir) = std::env::var_os("OPGEN_E2E_TARGET_DIR") {
-        return PathBuf::from(dir);
-    }
-    Path::new(env!("CARGO_TARGET_TMPDIR"))
-        .parent()
-        .unwrap()
-        .join("e2e")
-}
+use common::{Project, shared_target_dir};
 
 /// Runs `command_line` (split at whitespace; `opgen` is the binary under test) in `dir` with
 /// the shared target directory, and panics with its output unless it exits as `success` says.

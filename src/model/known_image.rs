@@ -400,6 +400,53 @@ mod tests {
         }
     }
 
+    /// The row of docs/create-api.md's table for `known`.
+    fn doc_row(known: &KnownImage) -> String {
+        let code = |items: &mut dyn Iterator<Item = &str>| {
+            items
+                .map(|item| format!("`{item}`"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        let alpine = known
+            .alpine_user
+            .map_or(String::new(), |u| format!(" (Alpine: {}:{})", u.uid, u.gid));
+        let cells = [
+            format!("`{}`", known.repository),
+            format!(
+                "`{}` {}:{}{alpine}",
+                known.user.name, known.user.uid, known.user.gid
+            ),
+            code(&mut known.data_dir.into_iter()),
+            code(&mut known.scratch_dirs.iter().map(|d| d.path)),
+            known.port.to_string(),
+            code(&mut known.sample_env.iter().map(|e| e.name)),
+        ];
+        let cells: Vec<String> = cells
+            .into_iter()
+            .map(|cell| {
+                if cell.is_empty() {
+                    " ".to_owned()
+                } else {
+                    format!(" {cell} ")
+                }
+            })
+            .collect();
+        format!("|{}|", cells.join("|"))
+    }
+
+    #[test]
+    fn the_docs_list_every_known_image_as_the_table_has_it() {
+        let doc = include_str!("../../docs/create-api.md");
+        for known in KNOWN_IMAGES {
+            let row = doc_row(known);
+            assert!(
+                doc.lines().any(|line| line == row),
+                "docs/create-api.md lacks the row\n{row}"
+            );
+        }
+    }
+
     #[test]
     fn images_whose_user_is_a_name_get_its_number() {
         // The kubelet refuses `runAsNonRoot` pods whose image names its user (`USER

@@ -2,7 +2,8 @@
 //! `cargo build`, `cargo test`, `cargo clippy -D warnings` and `cargo fmt --check` on the
 //! generated workspace, right after `init` and again after adding kinds, checks its manifests
 //! with `opgen generate manifests --check` and the project's own drift test, and renders its
-//! kustomize tree with `kubectl kustomize`.
+//! kustomize tree with `kubectl kustomize`. One scenario first makes the tutorial's edit (a new
+//! spec field, from docs/tutorial-mysqlcluster.md) on an operand kind.
 //!
 //! All generated projects share one Cargo target directory (`target/e2e`), so the operator's
 //! dependencies are compiled once per Kubernetes version feature, not once per scenario.
@@ -87,9 +88,25 @@ fn add_kinds(project: &Project, namespaced_operator: bool) {
     // The same kind name in a second group.
     project.create_api("--group ops --version v1 --kind MySQLCluster");
     project.create_api(
-        "--group data --version v1alpha1 --kind PostgresCluster --image postgres:17 --workload statefulset --port 5432 --run-as-user 999",
+        "--group data --version v1alpha1 --kind PostgresCluster --image postgres:17 --workload statefulset --port 5432",
     );
     project.create_api("--group cache --version v1 --kind Memcached --image memcached:1.6 --command memcached,-m=64");
+}
+
+/// Makes the tutorial's first edit, a spec field with its default (docs/tutorial-mysqlcluster.md
+/// shows it on its MySQLCluster), on the PostgresCluster operand, which the scenario then
+/// builds, tests and lints like the rest.
+fn add_the_tutorials_field(project: &Project) {
+    let diff = common::docs::blocks("docs/tutorial-mysqlcluster.md")
+        .into_iter()
+        .find(|block| block.lang == "diff")
+        .expect("the tutorial adds a field with a `diff` block")
+        .text
+        .replace("MySQLCluster", "PostgresCluster");
+    let path = "api/src/data/v1alpha1/postgres_cluster.rs";
+    let edited = common::docs::apply_diff(&diff, &project.read(path), path)
+        .unwrap_or_else(|why| panic!("the tutorial's edit does not apply to {path}: {why}"));
+    std::fs::write(project.root.join(path), edited).unwrap();
 }
 
 /// Checks a CRD that `generate manifests` wrote against what `PROJECT` says of its kind.
@@ -134,7 +151,8 @@ fn check_crd(
     }
 }
 
-fn scenario(name: &str, init_args: &str, manager_role: &str) {
+/// `tutorial_edit`: make the tutorial's first edit on an operand kind before building.
+fn scenario(name: &str, init_args: &str, manager_role: &str, tutorial_edit: bool) {
     let project = Project::init(name, init_args);
     let root = &project.root;
 
@@ -149,8 +167,18 @@ fn scenario(name: &str, init_args: &str, manager_role: &str) {
 
     let namespaced_operator = init_args.contains("--namespaced");
     add_kinds(&project, namespaced_operator);
+    if tutorial_edit {
+        add_the_tutorials_field(&project);
+    }
     run(root, "opgen generate manifests", true);
     build_test_lint(root);
+    if tutorial_edit {
+        let crd = project.read("config/crd/bases/data.example.com_postgresclusters.yaml");
+        assert!(
+            crd.contains("maxConnections:\n                default: 151\n"),
+            "the tutorial's field has no default in the CRD:\n{crd}"
+        );
+    }
 
     // Manifests: one CRD per kind, all versions merged, one storage version; idempotent.
     let scope = if namespaced_operator {
@@ -303,7 +331,7 @@ fn scenario(name: &str, init_args: &str, manager_role: &str) {
 
 #[test]
 fn cluster_wide_operator_on_the_oldest_kubernetes() {
-    scenario("cluster-op", "", "ClusterRole");
+    scenario("cluster-op", "", "ClusterRole", true);
 }
 
 #[test]
@@ -312,5 +340,6 @@ fn namespaced_operator_on_the_newest_kubernetes() {
         "namespaced-op",
         "--namespaced --kubernetes-version 1.37",
         "Role",
+        false,
     );
 }

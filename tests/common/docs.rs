@@ -77,10 +77,7 @@ fn is_elision(line: &str) -> bool {
 
 /// The runs of an excerpt: lines between elisions, each of which must appear in the file
 /// as it is, one run after the other.
-fn runs<'a, T>(
-    lines: Vec<(T, &'a str)>,
-    elision: impl Fn(&T, &str) -> bool,
-) -> Vec<Vec<(T, &'a str)>> {
+fn runs<T>(lines: Vec<(T, &str)>, elision: impl Fn(&T, &str) -> bool) -> Vec<Vec<(T, &str)>> {
     let mut runs = vec![Vec::new()];
     for (tag, line) in lines {
         if elision(&tag, line) {

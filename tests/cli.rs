@@ -525,6 +525,13 @@ fn create_api_warns_of_operands_that_may_not_start() {
     }
     let controller = project.read("src/controllers/web/site.rs");
     assert!(controller.contains("const RUN_AS_USER: Option<i64> = None;"));
+    // Once is enough: a later version shares the operand of the first.
+    let later = project
+        .opgen()
+        .args("create api --group web --version v2 --kind Site".split_whitespace())
+        .assert()
+        .success();
+    assert!(!String::from_utf8_lossy(&later.get_output().stderr).contains("warning"));
 
     let stderr = create("--group cache --kind Redis --image redis:7-alpine --run-as-user 1000");
     assert!(
@@ -685,37 +692,45 @@ fn create_api_stores_the_newest_version_unless_told_otherwise() {
     );
 }
 
-/// On a terminal, `init` asks for what the command line left out, showing the defaults.
-/// `script` (util-linux) gives opgen a pseudo-terminal, as a person's shell would.
-#[test]
-fn init_asks_for_missing_values_on_a_terminal() {
+/// Runs `opgen <args>` in `dir` on a pseudo-terminal, as a person's shell would (`script`
+/// from util-linux provides it), typing each of `answers` after a pause, and returns what the
+/// terminal showed.
+fn on_a_terminal(dir: &std::path::Path, args: &str, answers: &[&str]) -> String {
     use std::{io::Write, process::Stdio, time::Duration};
 
-    let temp = tempfile::tempdir().unwrap();
-    let command = format!("{} init demo", env!("CARGO_BIN_EXE_opgen"));
+    let command = format!("{} {args}", env!("CARGO_BIN_EXE_opgen"));
     let mut child = std::process::Command::new("script")
         .args(["-qec", &command, "/dev/null"])
-        .current_dir(temp.path())
+        .current_dir(dir)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
         .expect("`script` from util-linux runs");
     let mut stdin = child.stdin.take().unwrap();
-    std::thread::sleep(Duration::from_millis(300));
-    // Accept the default project name, then give the domain.
-    stdin.write_all(b"\nexample.org\n").unwrap();
+    for answer in answers {
+        std::thread::sleep(Duration::from_millis(300));
+        stdin.write_all(answer.as_bytes()).unwrap();
+    }
     let deadline = std::time::Instant::now() + Duration::from_secs(30);
     while child.try_wait().unwrap().is_none() {
         assert!(
             std::time::Instant::now() < deadline,
-            "opgen init waited for input it was given"
+            "opgen {args} waited for input it was given"
         );
         std::thread::sleep(Duration::from_millis(50));
     }
     drop(stdin);
     let output = child.wait_with_output().unwrap();
-    let screen = String::from_utf8_lossy(&output.stdout);
+    String::from_utf8_lossy(&output.stdout).into_owned()
+}
+
+/// On a terminal, `init` asks for what the command line left out, showing the defaults.
+#[test]
+fn init_asks_for_missing_values_on_a_terminal() {
+    let temp = tempfile::tempdir().unwrap();
+    // Accept the default project name, then give the domain.
+    let screen = on_a_terminal(temp.path(), "init demo", &["\nexample.org\n"]);
     assert!(screen.contains("Project name [demo]"), "{screen}");
     assert!(screen.contains("Domain of the API groups"), "{screen}");
     let project = std::fs::read_to_string(temp.path().join("demo/PROJECT")).unwrap();
@@ -726,38 +741,10 @@ fn init_asks_for_missing_values_on_a_terminal() {
 /// On a terminal, `create api` asks for the UID of an image it does not know.
 #[test]
 fn create_api_asks_for_the_uid_of_an_unknown_image_on_a_terminal() {
-    use std::{io::Write, process::Stdio, time::Duration};
-
     let project = Project::init("demo", "");
-    let command = format!(
-        "{} create api --group web --version v1 --kind Site --image ghcr.io/org/site:v1",
-        env!("CARGO_BIN_EXE_opgen")
-    );
-    let mut child = std::process::Command::new("script")
-        .args(["-qec", &command, "/dev/null"])
-        .current_dir(&project.root)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("`script` from util-linux runs");
-    let mut stdin = child.stdin.take().unwrap();
-    std::thread::sleep(Duration::from_millis(300));
-    // Refused (root), then a UID.
-    stdin.write_all(b"0\n").unwrap();
-    std::thread::sleep(Duration::from_millis(300));
-    stdin.write_all(b"1234\n").unwrap();
-    let deadline = std::time::Instant::now() + Duration::from_secs(30);
-    while child.try_wait().unwrap().is_none() {
-        assert!(
-            std::time::Instant::now() < deadline,
-            "opgen create api waited for input it was given"
-        );
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    drop(stdin);
-    let output = child.wait_with_output().unwrap();
-    let screen = String::from_utf8_lossy(&output.stdout);
+    let args = "create api --group web --version v1 --kind Site --image ghcr.io/org/site:v1";
+    // Root is refused, then a UID is taken.
+    let screen = on_a_terminal(&project.root, args, &["0\n", "1234\n"]);
     assert!(
         screen.contains("UID of a non-root user ghcr.io/org/site:v1 runs as"),
         "{screen}"

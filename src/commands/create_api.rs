@@ -41,11 +41,12 @@ pub fn run(args: CreateApiArgs, shell: &mut Shell) -> anyhow::Result<()> {
     };
     let plan = Plan::new(&root, files, on_conflict)?;
     super::write(&plan, args.write.dry_run, shell)?;
+    // Said once, when `--image` makes the kind an operand; later versions share its operand.
     if let Some(operand) = change
         .resource
         .operand
         .as_ref()
-        .filter(|_| change.parts.types)
+        .filter(|_| args.image.is_some())
     {
         for warning in operand_warnings(operand, &change.resource.controller_file()) {
             shell.warn(&warning);
@@ -389,51 +390,46 @@ mod tests {
 
     #[test]
     fn an_unknown_image_without_a_uid_is_warned_of_and_told_the_fix() {
-        let found = warnings("ghcr.io/org/app:v1", None, None);
-        assert_eq!(found.len(), 1, "{found:?}");
+        let warning = one_warning("ghcr.io/org/app:v1", None, None);
         for needle in [
             "`ghcr.io/org/app:v1`",
             "runAsNonRoot",
             "--run-as-user",
             "RUN_AS_GROUP in src/controllers/web/site.rs",
         ] {
-            assert!(found[0].contains(needle), "{needle}: {}", found[0]);
+            assert!(warning.contains(needle), "{needle}: {warning}");
         }
         assert!(warnings("ghcr.io/org/app:v1", None, Some(1000)).is_empty());
     }
 
+    /// The one warning about an operand.
+    fn one_warning(image: &str, port: Option<u16>, run_as_user: Option<i64>) -> String {
+        let mut found = warnings(image, port, run_as_user);
+        assert_eq!(found.len(), 1, "{found:?}");
+        found.remove(0)
+    }
+
     #[test]
     fn a_uid_that_contradicts_a_known_image_is_said() {
-        let found = warnings("mysql:8.0", None, Some(1000));
-        assert_eq!(found.len(), 1, "{found:?}");
-        assert!(
-            found[0]
-                .contains("--run-as-user 1000 differs from the user of `mysql`, `mysql` (UID 999"),
-            "{}",
-            found[0]
-        );
+        let warning = one_warning("mysql:8.0", None, Some(1000));
+        let expected = "--run-as-user 1000 differs from the user of `mysql`, `mysql` (UID 999";
+        assert!(warning.contains(expected), "{warning}");
     }
 
     #[test]
     fn nginx_is_pointed_to_its_unprivileged_variant() {
-        let found = warnings("nginx:1.27", Some(80), None);
-        assert_eq!(found.len(), 1, "{found:?}");
-        assert!(
-            found[0].contains("--image nginxinc/nginx-unprivileged:<tag> --port 8080"),
-            "{}",
-            found[0]
-        );
+        let warning = one_warning("nginx:1.27", Some(80), None);
+        let expected = "--image nginxinc/nginx-unprivileged:<tag> --port 8080";
+        assert!(warning.contains(expected), "{warning}");
         assert!(warnings("nginxinc/nginx-unprivileged:1.27", Some(8080), None).is_empty());
     }
 
     #[test]
     fn a_port_the_known_image_does_not_listen_on_is_said() {
-        let found = warnings("nginxinc/nginx-unprivileged:1.27", Some(80), None);
-        assert_eq!(found.len(), 1, "{found:?}");
+        let warning = one_warning("nginxinc/nginx-unprivileged:1.27", Some(80), None);
         assert!(
-            found[0].contains("listens on port 8080, not 80"),
-            "{}",
-            found[0]
+            warning.contains("listens on port 8080, not 80"),
+            "{warning}"
         );
     }
 }

@@ -72,6 +72,13 @@ const fn dir(volume: &'static str, path: &'static str) -> WritableDir {
     WritableDir { volume, path }
 }
 
+/// The sample environment of the MySQL images, which will not start without a root password.
+const MYSQL_SAMPLE_ENV: &[SampleEnv] = &[SampleEnv {
+    name: "MYSQL_RANDOM_ROOT_PASSWORD",
+    value: "yes",
+    why: RANDOM_ROOT_PASSWORD,
+}];
+
 const RANDOM_ROOT_PASSWORD: &[&str] = &[
     "The image will not start without a root password; this one is generated and printed",
     "to the log. Use `valueFrom.secretKeyRef` to take a password from a Secret instead.",
@@ -84,11 +91,7 @@ pub const KNOWN_IMAGES: &[KnownImage] = &[
         data_dir: Some("/var/lib/mysql"),
         // The server's socket and pid file.
         scratch_dirs: &[dir("run", "/var/run/mysqld")],
-        sample_env: &[SampleEnv {
-            name: "MYSQL_RANDOM_ROOT_PASSWORD",
-            value: "yes",
-            why: RANDOM_ROOT_PASSWORD,
-        }],
+        sample_env: MYSQL_SAMPLE_ENV,
         // Pinned: the Oracle Linux Dockerfile (the default variant of every version) runs
         // `groupadd --system --gid 999 mysql` and `useradd --system --uid 999 --gid 999`.
         // The Debian variant of 8.0 let `useradd -r` choose; Debian hands out system IDs
@@ -103,11 +106,7 @@ pub const KNOWN_IMAGES: &[KnownImage] = &[
         data_dir: Some("/var/lib/mysql"),
         // The socket and pid file, and the log directory the Dockerfile declares a volume.
         scratch_dirs: &[dir("run", "/var/run/mysqld"), dir("log", "/var/log/mysql")],
-        sample_env: &[SampleEnv {
-            name: "MYSQL_RANDOM_ROOT_PASSWORD",
-            value: "yes",
-            why: RANDOM_ROOT_PASSWORD,
-        }],
+        sample_env: MYSQL_SAMPLE_ENV,
         // Pinned: `groupadd -g 1001 mysql` and `useradd -u 1001 -r -g 1001`. The
         // Dockerfile's `USER mysql` is a name, which the kubelet cannot check to be
         // non-root, so the pods must name the number.

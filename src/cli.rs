@@ -165,15 +165,17 @@ pub struct CreateApiArgs {
     /// The container port; a Service exposes it (no port: no Service)
     #[arg(long, requires = "image", value_parser = clap::value_parser!(u16).range(1..), help_heading = "Operand")]
     pub port: Option<u16>,
-    /// The UID the container runs as (default: the image's user, which must not be root)
+    /// The UID the container runs as (default: the service user of an image opgen knows,
+    /// else the image's own user, which must then be a non-root number)
     #[arg(
         long,
         value_name = "UID",
         requires = "image",
-        value_parser = clap::value_parser!(i64).range(1..=crate::project::MAX_UID),
+        allow_negative_numbers = true,
+        value_parser = non_root_uid,
         help_heading = "Operand"
     )]
-    pub run_as_user: Option<i64>,
+    pub run_as_user: Option<crate::model::NonRootId>,
     /// One argument of the container's command, repeated for each (`--command memcached
     /// --command -m=64`); an argument may hold commas. Or give the command after `--`
     #[arg(
@@ -226,4 +228,15 @@ pub struct UpdateArgs {
     /// Show what would be rewritten (a diff for changed files), write nothing
     #[arg(long)]
     pub dry_run: bool,
+}
+
+/// Parses `--run-as-user`, so that clap refuses root, negative and out-of-range IDs with the
+/// reason and the way out.
+fn non_root_uid(value: &str) -> Result<crate::model::NonRootId, String> {
+    value.parse().map_err(|err: crate::model::InvalidValue| {
+        format!(
+            "{}\n\nPass the numeric UID of a non-root user the image can run as (e.g. 999 for mysql; see the `USER` or `useradd` line of its Dockerfile), or drop the flag to use the image's own user",
+            err.problem
+        )
+    })
 }

@@ -19,7 +19,7 @@ use crate::{
     },
 };
 
-pub use rules::{MAX_UID, Violation};
+pub use rules::Violation;
 
 /// The name of the file, at the root of every opgen project.
 pub const FILE_NAME: &str = "PROJECT";

@@ -21,6 +21,7 @@ pub struct Shell {
 const VERB: Style = AnsiColor::Green.on_default().bold();
 const NOTE: Style = AnsiColor::Cyan.on_default().bold();
 const ERROR: Style = AnsiColor::Red.on_default().bold();
+const WARNING: Style = AnsiColor::Yellow.on_default().bold();
 
 impl Shell {
     /// The process's stdout and stderr, with colour on stderr as `choice` (`--color`) and,
@@ -80,13 +81,22 @@ impl Shell {
 
     /// A line of explanation on stderr.
     pub fn note(&mut self, message: &str) {
+        self.labelled(NOTE, "note", message);
+    }
+
+    /// Something the user should act on although the command succeeds, on stderr.
+    pub fn warn(&mut self, message: &str) {
+        self.labelled(WARNING, "warning", message);
+    }
+
+    fn labelled(&mut self, style: Style, label: &str, message: &str) {
         if self.quiet {
             return;
         }
         let _ = if self.color {
-            writeln!(self.err, "{NOTE}note{NOTE:#}: {message}")
+            writeln!(self.err, "{style}{label}{style:#}: {message}")
         } else {
-            writeln!(self.err, "note: {message}")
+            writeln!(self.err, "{label}: {message}")
         };
     }
 

@@ -465,8 +465,36 @@ fn create_api_refuses_bad_operand_flags() {
             2,
             vec![
                 "invalid value '0' for '--run-as-user <UID>'",
-                "1..=2147483647",
+                "0 is root",
+                "drop the flag",
             ],
+        ),
+        (
+            api("--image mysql:8.0 --run-as-user -5"),
+            2,
+            vec![
+                "invalid value '-5' for '--run-as-user <UID>'",
+                "not negative",
+                "999 for mysql",
+            ],
+        ),
+        (
+            api("--image mysql:8.0 --run-as-user mysql"),
+            2,
+            vec![
+                "invalid value 'mysql' for '--run-as-user <UID>'",
+                "not a number",
+            ],
+        ),
+        (
+            api("--image mysql:8.0 --run-as-user 2147483648"),
+            2,
+            vec!["up to 2147483647"],
+        ),
+        (
+            api("--image mysql:8.0@sha256:abc"),
+            1,
+            vec!["invalid image `mysql:8.0@sha256:abc`", "is not a digest"],
         ),
         (
             api("--image nginx --run-as-user 2147483648"),
@@ -530,6 +558,77 @@ fn create_api_takes_command_arguments_with_commas() {
         1,
         &["invalid --command: an argument is empty"],
     );
+}
+
+/// `create api --image` and what it says of the user the pods run as: nothing for a known
+/// image run as published, a warning (and success) for everything opgen cannot vouch for.
+#[test]
+fn create_api_warns_of_operands_that_may_not_start() {
+    let project = Project::init("demo", "");
+    let create = |args: &str| {
+        let assert = project
+            .opgen()
+            .args("create api --version v1".split_whitespace())
+            .args(args.split_whitespace())
+            .assert()
+            .success();
+        String::from_utf8_lossy(&assert.get_output().stderr).into_owned()
+    };
+
+    let stderr = create("--group db --kind MySQLCluster --image mysql:8.0 --port 3306");
+    assert!(!stderr.contains("warning"), "{stderr}");
+    let controller = project.read("src/controllers/db/my_sql_cluster.rs");
+    assert!(
+        controller.contains("const RUN_AS_USER: Option<i64> = Some(999);")
+            && controller.contains("const RUN_AS_GROUP: Option<i64> = Some(999);"),
+        "{controller}"
+    );
+
+    let stderr = create("--group web --kind Site --image ghcr.io/org/site:v1");
+    for needle in [
+        "warning: opgen does not know which user `ghcr.io/org/site:v1` runs as",
+        "set RUN_AS_USER and RUN_AS_GROUP in src/controllers/web/site.rs",
+        "--run-as-user <UID>",
+    ] {
+        assert!(stderr.contains(needle), "{needle}: {stderr}");
+    }
+    let controller = project.read("src/controllers/web/site.rs");
+    assert!(controller.contains("const RUN_AS_USER: Option<i64> = None;"));
+    // Once is enough: a later version shares the operand of the first.
+    let later = project
+        .opgen()
+        .args("create api --group web --version v2 --kind Site".split_whitespace())
+        .assert()
+        .success();
+    assert!(!String::from_utf8_lossy(&later.get_output().stderr).contains("warning"));
+
+    let stderr = create("--group cache --kind Redis --image redis:7-alpine --run-as-user 1000");
+    assert!(
+        stderr.contains(
+            "warning: --run-as-user 1000 differs from the user of `redis`, `redis` (UID 999, GID 1000)"
+        ),
+        "{stderr}"
+    );
+    assert!(project.read("PROJECT").contains("runAsUser: 1000\n"));
+    let controller = project.read("src/controllers/cache/redis.rs");
+    assert!(controller.contains("const RUN_AS_GROUP: Option<i64> = Some(1000);"));
+
+    let stderr = create("--group edge --kind Proxy --image nginx:1.27 --port 80");
+    assert!(
+        stderr.contains("warning: `nginx` does not run in the pods opgen scaffolds")
+            && stderr.contains("--image nginxinc/nginx-unprivileged:<tag> --port 8080"),
+        "{stderr}"
+    );
+
+    let quiet = project
+        .opgen()
+        .args(
+            "create api -q --group web --version v1 --kind Blog --image org/blog:v1"
+                .split_whitespace(),
+        )
+        .assert()
+        .success();
+    assert!(quiet.get_output().stderr.is_empty());
 }
 
 #[test]
@@ -662,42 +761,71 @@ fn create_api_stores_the_newest_version_unless_told_otherwise() {
     );
 }
 
-/// On a terminal, `init` asks for what the command line left out, showing the defaults.
-/// `script` (util-linux) gives opgen a pseudo-terminal, as a person's shell would.
-#[test]
-fn init_asks_for_missing_values_on_a_terminal() {
+/// Runs `opgen <args>` in `dir` on a pseudo-terminal, as a person's shell would (`script`
+/// from util-linux provides it), typing each of `answers` after a pause, and returns what the
+/// terminal showed.
+fn on_a_terminal(dir: &std::path::Path, args: &str, answers: &[&str]) -> String {
     use std::{io::Write, process::Stdio, time::Duration};
 
-    let temp = tempfile::tempdir().unwrap();
-    let command = format!("{} init demo", env!("CARGO_BIN_EXE_opgen"));
+    let command = format!("{} {args}", env!("CARGO_BIN_EXE_opgen"));
     let mut child = std::process::Command::new("script")
         .args(["-qec", &command, "/dev/null"])
-        .current_dir(temp.path())
+        .current_dir(dir)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
         .expect("`script` from util-linux runs");
     let mut stdin = child.stdin.take().unwrap();
-    std::thread::sleep(Duration::from_millis(300));
-    // Accept the default project name, then give the domain.
-    stdin.write_all(b"\nexample.org\n").unwrap();
+    for answer in answers {
+        std::thread::sleep(Duration::from_millis(300));
+        stdin.write_all(answer.as_bytes()).unwrap();
+    }
     let deadline = std::time::Instant::now() + Duration::from_secs(30);
     while child.try_wait().unwrap().is_none() {
         assert!(
             std::time::Instant::now() < deadline,
-            "opgen init waited for input it was given"
+            "opgen {args} waited for input it was given"
         );
         std::thread::sleep(Duration::from_millis(50));
     }
     drop(stdin);
     let output = child.wait_with_output().unwrap();
-    let screen = String::from_utf8_lossy(&output.stdout);
+    String::from_utf8_lossy(&output.stdout).into_owned()
+}
+
+/// On a terminal, `init` asks for what the command line left out, showing the defaults.
+#[test]
+fn init_asks_for_missing_values_on_a_terminal() {
+    let temp = tempfile::tempdir().unwrap();
+    // Accept the default project name, then give the domain.
+    let screen = on_a_terminal(temp.path(), "init demo", &["\nexample.org\n"]);
     assert!(screen.contains("Project name [demo]"), "{screen}");
     assert!(screen.contains("Domain of the API groups"), "{screen}");
     let project = std::fs::read_to_string(temp.path().join("demo/PROJECT")).unwrap();
     assert!(project.contains("projectName: demo\n"), "{project}");
     assert!(project.contains("domain: example.org\n"), "{project}");
+}
+
+/// On a terminal, `create api` asks for the UID of an image it does not know.
+#[test]
+fn create_api_asks_for_the_uid_of_an_unknown_image_on_a_terminal() {
+    let project = Project::init("demo", "");
+    let args = "create api --group web --version v1 --kind Site --image ghcr.io/org/site:v1";
+    // Root is refused, then a UID is taken.
+    let screen = on_a_terminal(&project.root, args, &["0\n", "1234\n"]);
+    assert!(
+        screen.contains("UID of a non-root user ghcr.io/org/site:v1 runs as"),
+        "{screen}"
+    );
+    assert!(screen.contains("0 is root"), "{screen}");
+    assert!(!screen.contains("warning"), "{screen}");
+    assert!(project.read("PROJECT").contains("runAsUser: 1234\n"));
+    assert!(
+        project
+            .read("src/controllers/web/site.rs")
+            .contains("const RUN_AS_USER: Option<i64> = Some(1234);")
+    );
 }
 
 #[test]
@@ -802,8 +930,12 @@ fn a_bad_project_edit_is_reported_with_its_line_by_every_command() {
                 "workload: deployment",
                 "workload: deployment\n    runAsUser: 0",
             ),
-            "`runAsUser` is 0",
-            other_entry,
+            "0 is root",
+            lines
+                .iter()
+                .position(|l| l.trim() == "workload: deployment")
+                .unwrap()
+                + 2,
         ),
         (
             good.replace("plural: things", "plural: 3things"),

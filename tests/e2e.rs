@@ -2,8 +2,9 @@
 //! `cargo build`, `cargo test`, `cargo clippy -D warnings` and `cargo fmt --check` on the
 //! generated workspace, right after `init` and again after adding kinds, checks its manifests
 //! with `opgen generate manifests --check` and the project's own drift test, and renders its
-//! kustomize tree with `kubectl kustomize`. One scenario also simulates a project made by an
-//! older opgen and brings it up to date with `opgen update` before the build.
+//! kustomize tree with `kubectl kustomize`. One scenario also makes the tutorial's edit (a new
+//! spec field, from docs/tutorial-mysqlcluster.md) on an operand kind, then simulates a project
+//! made by an older opgen and brings it up to date with `opgen update` before the build.
 //!
 //! All generated projects share one Cargo target directory (`target/e2e`), so the operator's
 //! dependencies are compiled once per Kubernetes version feature, not once per scenario.
@@ -11,24 +12,12 @@
 mod common;
 
 use std::{
-    path::{Path, PathBuf},
+    path::Path,
     process::{Command, Output},
     time::Instant,
 };
 
-use common::Project;
-
-/// The target directory every generated project builds into: `target/e2e`, or
-/// `OPGEN_E2E_TARGET_DIR` when set (so that several checkouts can share one dependency build).
-fn shared_target_dir() -> PathBuf {
-    if let Some(dir) = std::env::var_os("OPGEN_E2E_TARGET_DIR") {
-        return PathBuf::from(dir);
-    }
-    Path::new(env!("CARGO_TARGET_TMPDIR"))
-        .parent()
-        .unwrap()
-        .join("e2e")
-}
+use common::{Project, shared_target_dir};
 
 /// Runs `command_line` (split at whitespace; `opgen` is the binary under test) in `dir` with
 /// the shared target directory, and panics with its output unless it exits as `success` says.
@@ -100,11 +89,27 @@ fn add_kinds(project: &Project, namespaced_operator: bool) {
     // The same kind name in a second group.
     project.create_api("--group ops --version v1 --kind MySQLCluster");
     project.create_api(
-        "--group data --version v1alpha1 --kind PostgresCluster --image postgres:17 --workload statefulset --port 5432 --run-as-user 999",
+        "--group data --version v1alpha1 --kind PostgresCluster --image postgres:17 --workload statefulset --port 5432",
     );
     project.create_api(
         "--group cache --version v1 --kind Memcached --image memcached:1.6 -- memcached -m=64",
     );
+}
+
+/// Makes the tutorial's first edit, a spec field with its default (docs/tutorial-mysqlcluster.md
+/// shows it on its MySQLCluster), on the PostgresCluster operand, which the scenario then
+/// builds, tests and lints like the rest.
+fn add_the_tutorials_field(project: &Project) {
+    let diff = common::docs::blocks("docs/tutorial-mysqlcluster.md")
+        .into_iter()
+        .find(|block| block.lang == "diff")
+        .expect("the tutorial adds a field with a `diff` block")
+        .text
+        .replace("MySQLCluster", "PostgresCluster");
+    let path = "api/src/data/v1alpha1/postgres_cluster.rs";
+    let edited = common::docs::apply_diff(&diff, &project.read(path), path)
+        .unwrap_or_else(|why| panic!("the tutorial's edit does not apply to {path}: {why}"));
+    std::fs::write(project.root.join(path), edited).unwrap();
 }
 
 /// Checks a CRD that `generate manifests` wrote against what `PROJECT` says of its kind.
@@ -183,7 +188,15 @@ fn age_and_update(project: &Project) {
     assert!(project.read("PROJECT").contains(&current));
 }
 
-fn scenario(name: &str, init_args: &str, manager_role: &str, update_from_older: bool) {
+/// `update_from_older`: simulate a project of an older opgen and `opgen update` it;
+/// `tutorial_edit`: make the tutorial's first edit on an operand kind before building.
+fn scenario(
+    name: &str,
+    init_args: &str,
+    manager_role: &str,
+    update_from_older: bool,
+    tutorial_edit: bool,
+) {
     let project = Project::init(name, init_args);
     let root = &project.root;
 
@@ -219,8 +232,18 @@ fn scenario(name: &str, init_args: &str, manager_role: &str, update_from_older: 
     if update_from_older {
         age_and_update(&project);
     }
+    if tutorial_edit {
+        add_the_tutorials_field(&project);
+    }
     run(root, "opgen generate manifests", true);
     build_test_lint(root);
+    if tutorial_edit {
+        let crd = project.read("config/crd/bases/data.example.com_postgresclusters.yaml");
+        assert!(
+            crd.contains("maxConnections:\n                default: 151\n"),
+            "the tutorial's field has no default in the CRD:\n{crd}"
+        );
+    }
 
     // Manifests: one CRD per kind, all versions merged, one storage version; idempotent.
     let scope = if namespaced_operator {
@@ -373,7 +396,7 @@ fn scenario(name: &str, init_args: &str, manager_role: &str, update_from_older: 
 
 #[test]
 fn cluster_wide_operator_on_the_oldest_kubernetes() {
-    scenario("cluster-op", "", "ClusterRole", true);
+    scenario("cluster-op", "", "ClusterRole", true, true);
 }
 
 /// Ctrl-C during the first, slow build of crdgen (a target directory of its own, so that
@@ -425,6 +448,7 @@ fn namespaced_operator_on_the_newest_kubernetes() {
         "namespaced-op",
         "--namespaced --kubernetes-version 1.37",
         "Role",
+        false,
         false,
     );
 }

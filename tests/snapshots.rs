@@ -133,7 +133,7 @@ fn create_api_operand_on_a_statefulset() {
     snapshot_create_api(
         "api_operand_statefulset",
         &[
-            "--group db --version v1alpha1 --kind MySQLCluster --image mysql:8.0 --workload statefulset --port 3306 --run-as-user 999",
+            "--group db --version v1alpha1 --kind MySQLCluster --image mysql:8.0 --workload statefulset --port 3306",
         ],
     );
 }

@@ -14,9 +14,6 @@ use crate::model::{Operand, Resource};
 /// The longest DNS-1123 subdomain, which CRD names and API groups are.
 const MAX_SUBDOMAIN: usize = 253;
 
-/// The largest UID Kubernetes accepts in `runAsUser`.
-pub const MAX_UID: i64 = i32::MAX as i64;
-
 /// A broken rule, and the resource (by index in `PROJECT`'s list) that breaks it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Violation {
@@ -89,13 +86,7 @@ fn check_operand(operand: &Operand) -> Result<(), String> {
     if operand.port == Some(0) {
         return Err("the operand's `port` is 0; a container port is 1 to 65535".to_owned());
     }
-    if let Some(uid) = operand.run_as_user
-        && !(1..=MAX_UID).contains(&uid)
-    {
-        return Err(format!(
-            "the operand's `runAsUser` is {uid}; the pods run as non-root, so it is a UID from 1 to {MAX_UID}"
-        ));
-    }
+    // `runAsUser` is a `NonRootId`: reading PROJECT already refused root and out-of-range IDs.
     if operand.command.iter().any(String::is_empty) {
         return Err("the operand's `command` has an empty argument".to_owned());
     }
@@ -435,8 +426,6 @@ mod tests {
                 (|o: &mut Operand| o.port = Some(0)) as fn(&mut Operand),
                 "`port` is 0",
             ),
-            (|o| o.run_as_user = Some(0), "`runAsUser` is 0"),
-            (|o| o.run_as_user = Some(MAX_UID + 1), "UID from 1 to"),
             (|o| o.command = vec![String::new()], "empty argument"),
         ] {
             let mut bad = operand();

@@ -1,6 +1,8 @@
 //! Helpers shared by opgen's integration tests.
 #![allow(dead_code)] // each test binary uses its own subset
 
+pub mod docs;
+
 use std::{
     collections::BTreeMap,
     path::{Path, PathBuf},
@@ -28,6 +30,18 @@ pub fn fails_unchanged(dir: &Path, args: &str, code: i32, needles: &[&str]) {
         );
     }
     assert!(read_tree(dir) == before, "{args:?} changed the tree");
+}
+
+/// The target directory every generated project builds into: `target/e2e`, or
+/// `OPGEN_E2E_TARGET_DIR` when set (so that several checkouts can share one dependency build).
+pub fn shared_target_dir() -> PathBuf {
+    if let Some(dir) = std::env::var_os("OPGEN_E2E_TARGET_DIR") {
+        return PathBuf::from(dir);
+    }
+    Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .parent()
+        .unwrap()
+        .join("e2e")
 }
 
 /// Every file under `dir` (but build output) with its bytes, keyed by relative path.

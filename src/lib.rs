@@ -6,6 +6,7 @@
 //! prints it (`--dry-run`) or writes it atomically.
 
 pub mod apply;
+pub mod bundle;
 pub mod cli;
 pub mod commands;
 pub mod manifests;
@@ -47,6 +48,9 @@ fn run(command: Command, shell: &mut Shell) -> anyhow::Result<ExitCode> {
         Command::Create(CreateCommand::Api(args)) => commands::create_api::run(args, shell)?,
         Command::Generate(GenerateCommand::Manifests(args)) => {
             return commands::generate_manifests::run(args, shell);
+        }
+        Command::Generate(GenerateCommand::Bundle(args)) => {
+            return commands::generate_bundle::run(args, shell);
         }
         Command::Completions { shell: target } => {
             let mut out = Vec::new();

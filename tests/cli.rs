@@ -3,23 +3,8 @@
 
 mod common;
 
-use common::{Project, opgen, read_tree};
+use common::{Project, fails_unchanged, opgen, read_tree};
 use predicates::prelude::*;
-
-/// Runs `opgen <args>` (split at whitespace) in `dir`, expects exit code `code` and a stderr
-/// containing every `needle`, and checks that the tree is unchanged.
-fn fails_unchanged(dir: &std::path::Path, args: &str, code: i32, needles: &[&str]) {
-    let before = read_tree(dir);
-    let assert = opgen(dir).args(args.split_whitespace()).assert().code(code);
-    let stderr = String::from_utf8_lossy(&assert.get_output().stderr).into_owned();
-    for needle in needles {
-        assert!(
-            stderr.contains(needle),
-            "stderr of {args:?} lacks {needle:?}:\n{stderr}"
-        );
-    }
-    assert!(read_tree(dir) == before, "{args:?} changed the tree");
-}
 
 #[test]
 fn help_lists_every_command() {

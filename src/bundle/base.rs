@@ -105,9 +105,9 @@ pub fn scaffold_files(
             "watches every namespace"
         },
         supported_modes: if project.namespaced() {
-            "it supports OwnNamespace and SingleNamespace"
+            "OwnNamespace and SingleNamespace"
         } else {
-            "it supports AllNamespaces"
+            "AllNamespaces only"
         },
         install_modes: INSTALL_MODES
             .iter()

@@ -288,6 +288,9 @@ fn replaces_is_kept_from_the_previous_bundle() {
     assert!(yaml(&project, CSV)["spec"].get("replaces").is_none());
 }
 
+/// A change to the CSV base.
+type BaseEdit = fn(&mut Value);
+
 #[test]
 fn a_bundle_olm_would_refuse_is_not_written() {
     let project = project("--namespaced");
@@ -295,7 +298,7 @@ fn a_bundle_olm_would_refuse_is_not_written() {
     let base_text = project.read(BASE);
     let flags = format!("generate bundle --version 0.1.0 --image {IMAGE}");
     let from_base = format!("(from {BASE})");
-    let cases: &[(&str, fn(&mut Value), &[&str])] = &[
+    let cases: &[(&str, BaseEdit, &[&str])] = &[
         (
             "install modes that contradict the scope",
             |base| base["spec"]["installModes"][3]["supported"] = json!(true),

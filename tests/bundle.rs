@@ -474,6 +474,7 @@ fn bad_input_is_refused_and_nothing_is_written() {
 
     // Without a CSV base.
     let project = self::project("");
+    let base_text = project.read(BASE);
     std::fs::remove_file(project.root.join(BASE)).unwrap();
     fails_unchanged(
         &project.root,
@@ -482,6 +483,19 @@ fn bad_input_is_refused_and_nothing_is_written() {
         &[
             &format!("{BASE} is missing"),
             "opgen generate bundle --init-base --package demo-operator",
+        ],
+    );
+    std::fs::write(project.root.join(BASE), base_text).unwrap();
+
+    // Without the kustomization of config/manifests.
+    std::fs::remove_file(project.root.join("config/manifests/kustomization.yaml")).unwrap();
+    fails_unchanged(
+        &project.root,
+        "generate bundle --version 0.1.0",
+        1,
+        &[
+            "config/manifests/kustomization.yaml is missing",
+            "--init-base --package demo-operator` (your CSV base is kept)",
         ],
     );
 
@@ -573,7 +587,7 @@ fn init_base_scaffolds_config_manifests_for_an_existing_project() {
         &project.root,
         "generate bundle --init-base",
         1,
-        &["already exists and is yours"],
+        &["already exist and are yours"],
     );
     fails_unchanged(
         &project.root,
@@ -581,6 +595,23 @@ fn init_base_scaffolds_config_manifests_for_an_existing_project() {
         2,
         &["cannot be used with"],
     );
+    // A lost kustomization comes back; the base, edited, stays as it is.
+    let edited = format!("{}# mine\n", project.read(BASE));
+    std::fs::write(project.root.join(BASE), &edited).unwrap();
+    std::fs::remove_file(project.root.join("config/manifests/kustomization.yaml")).unwrap();
+    let assert = project
+        .opgen()
+        .args("generate bundle --init-base".split_whitespace())
+        .assert()
+        .success();
+    let stderr = String::from_utf8_lossy(&assert.get_output().stderr).into_owned();
+    assert!(
+        stderr.contains("Creating config/manifests/kustomization.yaml"),
+        "{stderr}"
+    );
+    assert!(stderr.contains(&format!("Skipping {BASE}")), "{stderr}");
+    assert_eq!(project.read(BASE), edited);
+
     // A kustomization the user changed is kept.
     let kustomization = project.root.join("config/manifests/kustomization.yaml");
     std::fs::write(&kustomization, "resources:\n- ../default\n").unwrap();

@@ -56,16 +56,8 @@ pub fn install(
     let mut rules = Vec::new();
     let mut used_roles = Vec::new();
     for binding in &bindings {
-        let role_kind = binding
-            .0
-            .pointer("/roleRef/kind")
-            .and_then(Value::as_str)
-            .unwrap_or_default();
-        let role_name = binding
-            .0
-            .pointer("/roleRef/name")
-            .and_then(Value::as_str)
-            .unwrap_or_default();
+        let role_kind = binding.str_at("/roleRef/kind");
+        let role_name = binding.str_at("/roleRef/name");
         let Some(role) = rest
             .iter()
             .find(|o| o.kind() == role_kind && o.name() == role_name)

@@ -107,16 +107,8 @@ pub fn files(
     let mut crds: Vec<&Object> = rendered.crds.iter().collect();
     crds.sort_by_key(|crd| crd.name());
     for crd in crds {
-        let group = crd
-            .0
-            .pointer("/spec/group")
-            .and_then(Value::as_str)
-            .unwrap_or_default();
-        let plural = crd
-            .0
-            .pointer("/spec/names/plural")
-            .and_then(Value::as_str)
-            .unwrap_or_default();
+        let group = crd.str_at("/spec/group");
+        let plural = crd.str_at("/spec/names/plural");
         files.push(PlannedFile::new(
             format!("{MANIFESTS_DIR}/{group}_{plural}.yaml"),
             yaml_file(&crd.0)?,

@@ -7,7 +7,8 @@ use serde_json::Value;
 pub struct Object(pub Value);
 
 impl Object {
-    fn str_at(&self, pointer: &str) -> &str {
+    /// The string at a JSON pointer (`/spec/group`), empty when there is none.
+    pub fn str_at(&self, pointer: &str) -> &str {
         self.0
             .pointer(pointer)
             .and_then(Value::as_str)

@@ -50,11 +50,7 @@ pub fn owned_crds(crds: &[Object], project: &Project) -> Vec<Value> {
     crds.sort_by(|a, b| a.name().cmp(b.name()));
     let mut owned = Vec::new();
     for crd in crds {
-        let kind = crd
-            .0
-            .pointer("/spec/names/kind")
-            .and_then(Value::as_str)
-            .unwrap_or_default();
+        let kind = crd.str_at("/spec/names/kind");
         let resource = project
             .kinds()
             .find(|r| r.crd_name(&project.domain) == crd.name());

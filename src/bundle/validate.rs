@@ -211,16 +211,8 @@ fn check_metadata(
 fn crd_versions<'a>(crds: &'a [(&'a str, Object)]) -> Vec<(String, String, String, &'a str)> {
     let mut keys = Vec::new();
     for (path, crd) in crds {
-        let group = crd
-            .0
-            .pointer("/spec/group")
-            .and_then(Value::as_str)
-            .unwrap_or_default();
-        let kind = crd
-            .0
-            .pointer("/spec/names/kind")
-            .and_then(Value::as_str)
-            .unwrap_or_default();
+        let group = crd.str_at("/spec/group");
+        let kind = crd.str_at("/spec/names/kind");
         let versions = crd.0.pointer("/spec/versions").and_then(Value::as_array);
         for version in versions.into_iter().flatten() {
             let version = version["name"].as_str().unwrap_or_default();

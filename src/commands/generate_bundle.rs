@@ -7,10 +7,9 @@ use std::{path::Path, process::ExitCode};
 use anyhow::{Context as _, bail};
 
 use crate::{
-    apply,
     bundle::{self, PackageName, base, kustomize::Renderer, options, previous::PreviousBundle},
     cli::BundleArgs,
-    plan::{Action, OnConflict, Plan},
+    plan::{OnConflict, Plan},
     project::Project,
     shell::Shell,
 };
@@ -67,7 +66,12 @@ fn generate(
         shell.note(&note);
     }
     if args.check {
-        return check(&plan, shell);
+        return super::check(
+            &plan,
+            "the bundle is",
+            "run `opgen generate bundle` (or `make bundle`) with the same flags",
+            shell,
+        );
     }
     if !args.dry_run && plan.is_noop() {
         shell.note("the bundle is up to date; nothing changed");
@@ -75,31 +79,6 @@ fn generate(
     }
     super::write(&plan, args.dry_run, shell)?;
     Ok(ExitCode::SUCCESS)
-}
-
-/// `--check`: a diff of every file that would change on stdout, their paths on stderr, and an
-/// error if there is any.
-fn check(plan: &Plan, shell: &mut Shell) -> anyhow::Result<ExitCode> {
-    let outdated: Vec<_> = plan.changes.iter().filter(|c| c.writes()).collect();
-    if outdated.is_empty() {
-        shell.note("the bundle is up to date");
-        return Ok(ExitCode::SUCCESS);
-    }
-    for change in &outdated {
-        let old = change.old.as_deref().unwrap_or_default();
-        shell.print(&apply::unified_diff(&change.path, old, &change.new));
-    }
-    for change in &outdated {
-        let verb = if change.action == Action::Create {
-            "Missing"
-        } else {
-            "Outdated"
-        };
-        shell.status(verb, &change.path);
-    }
-    bail!(
-        "the bundle is out of date: run `opgen generate bundle` (or `make bundle`) with the same flags and commit the result"
-    )
 }
 
 /// `--init-base`: scaffolds `config/manifests` for a project made before bundles, or for
@@ -118,12 +97,13 @@ fn init_base(
         },
     };
     let base_path = base::base_path(&package);
-    if root.join(&base_path).exists() {
+    let kustomization = base::kustomization_path();
+    if root.join(&base_path).exists() && root.join(&kustomization).exists() {
         bail!(
-            "{base_path} already exists and is yours; opgen will not overwrite it\n\nEdit it, or move it away to scaffold a fresh one"
+            "{base_path} and {kustomization} already exist and are yours; opgen will not overwrite them\n\nEdit them, or move the base away to scaffold a fresh one"
         );
     }
-    // An existing kustomization is the user's and stays as it is.
+    // What exists is the user's and stays as it is.
     let plan = Plan::new(
         root,
         base::scaffold_files(project, &package)?,

@@ -4,13 +4,13 @@
 
 use std::{path::Path, process::ExitCode};
 
-use anyhow::{Context as _, bail};
+use anyhow::Context as _;
 
 use crate::{
     apply,
     cli::ManifestsArgs,
     manifests::{self, crdgen, crds, markers},
-    plan::{Action, OnConflict, Plan, PlannedFile},
+    plan::{OnConflict, Plan, PlannedFile},
     project::Project,
     scaffold,
     shell::Shell,
@@ -103,7 +103,12 @@ fn finish(
 
     let plan = Plan::new(root, all, OnConflict::Refuse)?;
     match mode {
-        Mode::Check => check(&plan, shell),
+        Mode::Check => super::check(
+            &plan,
+            "manifests are",
+            "run `opgen generate manifests` (or `make manifests`)",
+            shell,
+        ),
         Mode::DryRun => {
             super::write(&plan, true, shell)?;
             Ok(ExitCode::SUCCESS)
@@ -117,31 +122,6 @@ fn finish(
             Ok(ExitCode::SUCCESS)
         }
     }
-}
-
-/// `--check`: a diff of every file that would change on stdout, their paths on stderr, and
-/// an error if there is any.
-fn check(plan: &Plan, shell: &mut Shell) -> anyhow::Result<ExitCode> {
-    let outdated: Vec<_> = plan.changes.iter().filter(|c| c.writes()).collect();
-    if outdated.is_empty() {
-        shell.note("manifests are up to date");
-        return Ok(ExitCode::SUCCESS);
-    }
-    for change in &outdated {
-        let old = change.old.as_deref().unwrap_or_default();
-        shell.print(&apply::unified_diff(&change.path, old, &change.new));
-    }
-    for change in &outdated {
-        let verb = if change.action == Action::Create {
-            "Missing"
-        } else {
-            "Outdated"
-        };
-        shell.status(verb, &change.path);
-    }
-    bail!(
-        "manifests are out of date: run `opgen generate manifests` (or `make manifests`) and commit the result"
-    )
 }
 
 #[cfg(test)]

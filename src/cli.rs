@@ -84,6 +84,8 @@ pub enum CreateCommand {
 pub enum GenerateCommand {
     /// Regenerate CRDs from the api crate and RBAC from `+opgen:rbac` markers
     Manifests(ManifestsArgs),
+    /// Generate the OLM bundle (bundle/, bundle.Dockerfile) and the OLM install manifests (config/olm)
+    Bundle(BundleArgs),
 }
 
 /// Flags every writing command shares.
@@ -226,6 +228,45 @@ pub struct UpdateArgs {
     #[arg(long)]
     pub diff: bool,
     /// Show what would be rewritten (a diff for changed files), write nothing
+    #[arg(long)]
+    pub dry_run: bool,
+}
+
+#[derive(Debug, Args)]
+#[command(
+    long_about = "Generate the Operator Lifecycle Manager bundle of the operator: bundle/manifests \
+        (the ClusterServiceVersion, CRDs and other objects), bundle/metadata/annotations.yaml and \
+        bundle.Dockerfile, from the rendered config/manifests and the CSV base in \
+        config/manifests/bases; and config/olm, which installs the operator through OLM.\n\n\
+        Flags left out keep the value of the bundle already in bundle/ (package, channels, \
+        replaces and skips of the same version); a newer version replaces the bundle it supersedes."
+)]
+pub struct BundleArgs {
+    /// The bundle's version, the CSV's spec.version (semantic: X.Y.Z)
+    #[arg(long, value_name = "X.Y.Z", required_unless_present = "init_base")]
+    pub version: Option<String>,
+    /// Channels the bundle is published in, comma-separated (default: the previous bundle's, else alpha)
+    #[arg(long, value_delimiter = ',', value_name = "CHANNEL,...")]
+    pub channels: Option<Vec<String>>,
+    /// The channel a Subscription follows by default (default: the previous bundle's, else the first channel)
+    #[arg(long, value_name = "CHANNEL")]
+    pub default_channel: Option<String>,
+    /// The OLM package name (default: the previous bundle's, else the project name)
+    #[arg(long, value_name = "NAME")]
+    pub package: Option<String>,
+    /// The CSV this one replaces: a version (0.1.0) or a CSV name (<package>.v0.1.0); '' for none
+    #[arg(long, value_name = "PREV")]
+    pub replaces: Option<String>,
+    /// The manager image (default: the image of the rendered manager Deployment)
+    #[arg(long, value_name = "IMG")]
+    pub image: Option<String>,
+    /// Scaffold config/manifests (the CSV base and its kustomization) for you to edit, and stop
+    #[arg(long, conflicts_with_all = ["check", "version", "channels", "default_channel", "replaces", "image"])]
+    pub init_base: bool,
+    /// Write nothing; fail and show the diff if the bundle is out of date
+    #[arg(long, conflicts_with = "dry_run")]
+    pub check: bool,
+    /// Show what would change, write nothing
     #[arg(long)]
     pub dry_run: bool,
 }

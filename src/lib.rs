@@ -6,6 +6,7 @@
 //! prints it (`--dry-run`) or writes it atomically.
 
 pub mod apply;
+pub mod bundle;
 pub mod cli;
 pub mod commands;
 pub mod interrupt;
@@ -55,6 +56,9 @@ fn run(command: Command, shell: &mut Shell) -> anyhow::Result<ExitCode> {
             return commands::generate_manifests::run(args, shell);
         }
         Command::Update(args) => commands::update::run(args, shell)?,
+        Command::Generate(GenerateCommand::Bundle(args)) => {
+            return commands::generate_bundle::run(args, shell);
+        }
         Command::Completions { shell: target } => {
             let mut out = Vec::new();
             clap_complete::generate(target, &mut Cli::command(), "opgen", &mut out);

@@ -2,7 +2,8 @@
 //! `cargo build`, `cargo test`, `cargo clippy -D warnings` and `cargo fmt --check` on the
 //! generated workspace, right after `init` and again after adding kinds, checks its manifests
 //! with `opgen generate manifests --check` and the project's own drift test, and renders its
-//! kustomize tree with `kubectl kustomize`. One scenario also makes the tutorial's edit (a new
+//! kustomize tree with `kubectl kustomize`, and makes its OLM bundle, which OLM's own
+//! validation library checks. One scenario also makes the tutorial's edit (a new
 //! spec field, from docs/tutorial-mysqlcluster.md) on an operand kind, then simulates a project
 //! made by an older opgen and brings it up to date with `opgen update` before the build.
 //!
@@ -12,8 +13,9 @@
 mod common;
 
 use std::{
-    path::Path,
+    path::{Path, PathBuf},
     process::{Command, Output},
+    sync::OnceLock,
     time::Instant,
 };
 
@@ -330,6 +332,7 @@ fn scenario(
         project.tree() == before,
         "a second generate manifests changed files"
     );
+    check_bundle(&project, namespaced_operator);
 
     let rendered = kustomize(
         root,
@@ -373,6 +376,7 @@ fn scenario(
     run(root, "opgen generate manifests", true);
     run(root, "opgen generate manifests --check", true);
     run(root, &format!("cargo test --package {name}-api"), true);
+    bundle_follows_the_type_change(root);
 
     // `make build-installer` bundles CRDs, RBAC and the Deployment into one file.
     let make = format!(
@@ -451,4 +455,141 @@ fn namespaced_operator_on_the_newest_kubernetes() {
         false,
         false,
     );
+}
+
+/// `make bundle` with the image every scenario uses, and the `--check` that goes with it.
+const MAKE_BUNDLE: &str = "make bundle IMG=registry.example/op:v1";
+const CHECK_BUNDLE: &str =
+    "opgen generate bundle --version 0.1.0 --image registry.example/op:v1 --check";
+
+/// The OLM bundle of a project with kinds: made by `make bundle` from the real CRDs, accepted by
+/// OLM's own validation, unchanged by a second run, and installable through `config/olm`.
+fn check_bundle(project: &Project, namespaced_operator: bool) {
+    let root = &project.root;
+    let make = format!("{MAKE_BUNDLE} OPGEN={}", env!("CARGO_BIN_EXE_opgen"));
+    run(root, &make, true);
+    validate_with_olm(root);
+    run(root, CHECK_BUNDLE, true);
+    let before = project.tree();
+    run(root, &make, true);
+    assert!(
+        project.tree() == before,
+        "a second make bundle changed files"
+    );
+
+    let package = root.file_name().unwrap().to_string_lossy();
+    let csv_path = format!("bundle/manifests/{package}.clusterserviceversion.yaml");
+    let csv: serde_json::Value = serde_saphyr::from_str(&project.read(&csv_path)).unwrap();
+    let supported: Vec<&str> = csv["spec"]["installModes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|mode| mode["supported"] == true)
+        .map(|mode| mode["type"].as_str().unwrap())
+        .collect();
+    let install = &csv["spec"]["install"]["spec"];
+    if namespaced_operator {
+        assert_eq!(supported, ["OwnNamespace", "SingleNamespace"]);
+        assert!(install.get("clusterPermissions").is_none(), "{install}");
+    } else {
+        assert_eq!(supported, ["AllNamespaces"]);
+        assert!(
+            install["clusterPermissions"][0]["rules"].is_array(),
+            "{install}"
+        );
+    }
+    let owned = csv["spec"]["customresourcedefinitions"]["owned"]
+        .as_array()
+        .unwrap();
+    // Seven kinds, MySQLCluster of db in two versions.
+    assert_eq!(owned.len(), 7, "{owned:#?}");
+    kustomize(
+        root,
+        "config/olm",
+        &["CatalogSource", "OperatorGroup", "Subscription"],
+    );
+}
+
+/// After a type change and `generate manifests`, the bundle is stale until `make bundle`.
+fn bundle_follows_the_type_change(root: &Path) {
+    let check = run(root, CHECK_BUNDLE, false);
+    let stderr = String::from_utf8_lossy(&check.stderr);
+    assert!(
+        stderr.contains("Outdated bundle/manifests/db.example.com_mysqlclusters.yaml"),
+        "{stderr}"
+    );
+    run(
+        root,
+        &format!("{MAKE_BUNDLE} OPGEN={}", env!("CARGO_BIN_EXE_opgen")),
+        true,
+    );
+    run(root, CHECK_BUNDLE, true);
+    validate_with_olm(root);
+}
+
+/// Runs the default bundle validators of operator-framework/api, which `operator-sdk bundle
+/// validate` runs, on `root/bundle`; says so and returns when Go is not installed.
+fn validate_with_olm(root: &Path) {
+    let Some(validator) = olm_validator() else {
+        return;
+    };
+    let output = Command::new(validator)
+        .arg("bundle")
+        .current_dir(root)
+        .output()
+        .unwrap();
+    let report = format!(
+        "{}{}",
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let name = root.file_name().unwrap().to_string_lossy();
+    eprintln!("[e2e {name}] bundle-validate bundle:\n{report}");
+    assert!(
+        output.status.success(),
+        "OLM's validation refuses the bundle of {}:\n{report}",
+        root.display()
+    );
+}
+
+/// scripts/bundle-validate, built once per run into the shared target directory. The first
+/// build downloads operator-framework/api and its dependencies through the Go module proxy
+/// into Go's module cache; later runs reuse it.
+fn olm_validator() -> Option<&'static Path> {
+    static VALIDATOR: OnceLock<Option<PathBuf>> = OnceLock::new();
+    VALIDATOR
+        .get_or_init(|| {
+            let binary = shared_target_dir().join("bundle-validate/bundle-validate");
+            let source = Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/bundle-validate");
+            let started = Instant::now();
+            let output = match Command::new("go")
+                .args(["build", "-o"])
+                .arg(&binary)
+                .arg(".")
+                .current_dir(&source)
+                .env("GOFLAGS", "-mod=readonly")
+                .env("GOTOOLCHAIN", "local")
+                .output()
+            {
+                Ok(output) => output,
+                Err(err) if err.kind() == std::io::ErrorKind::NotFound => {
+                    eprintln!(
+                        "[e2e] NOT RUN: OLM's bundle validation (operator-framework/api): `go` is not installed, so scripts/bundle-validate cannot be built"
+                    );
+                    return None;
+                }
+                Err(err) => panic!("cannot run go: {err}"),
+            };
+            assert!(
+                output.status.success(),
+                "go build of scripts/bundle-validate failed:\n{}",
+                String::from_utf8_lossy(&output.stderr)
+            );
+            eprintln!(
+                "[e2e] go build scripts/bundle-validate ({:.0?})",
+                started.elapsed()
+            );
+            Some(binary)
+        })
+        .as_deref()
 }

@@ -4,14 +4,12 @@
 
 use std::{path::Path, process::ExitCode};
 
-use anyhow::bail;
-
 use crate::{
-    apply::{self, Transaction},
+    apply::Transaction,
     cli::ManifestsArgs,
     interrupt::Interrupt,
     manifests::{self, crdgen, crds, markers},
-    plan::{Action, OnConflict, Plan, PlannedFile},
+    plan::{OnConflict, Plan, PlannedFile},
     project::Project,
     scaffold,
     shell::Shell,
@@ -82,7 +80,12 @@ fn generate(
     files.extend(api_files);
     let plan = plan_manifests(root, project, files, mode, api_stale, shell, interrupt)?;
     match mode {
-        Mode::Check => check(&plan, shell),
+        Mode::Check => super::check(
+            &plan,
+            "manifests are",
+            "run `opgen generate manifests` (or `make manifests`)",
+            shell,
+        ),
         Mode::DryRun | Mode::Write => {
             super::write(&plan, true, shell, interrupt)?;
             Ok(ExitCode::SUCCESS)
@@ -120,31 +123,6 @@ fn plan_manifests(
         ));
     }
     Ok(Plan::new(root, all, OnConflict::Refuse)?)
-}
-
-/// `--check`: a diff of every file that would change on stdout, their paths on stderr, and
-/// an error if there is any.
-fn check(plan: &Plan, shell: &mut Shell) -> anyhow::Result<ExitCode> {
-    let outdated: Vec<_> = plan.changes.iter().filter(|c| c.writes()).collect();
-    if outdated.is_empty() {
-        shell.note("manifests are up to date");
-        return Ok(ExitCode::SUCCESS);
-    }
-    for change in &outdated {
-        let old = change.old.as_deref().unwrap_or_default();
-        shell.print(&apply::unified_diff(&change.path, old, &change.new));
-    }
-    for change in &outdated {
-        let verb = if change.action == Action::Create {
-            "Missing"
-        } else {
-            "Outdated"
-        };
-        shell.status(verb, &change.path);
-    }
-    bail!(
-        "manifests are out of date: run `opgen generate manifests` (or `make manifests`) and commit the result"
-    )
 }
 
 #[cfg(test)]

@@ -58,6 +58,7 @@ pub fn run(args: InitArgs, shell: &mut Shell) -> anyhow::Result<()> {
 
     let mut files = scaffold::init_files(&project)?;
     files.extend(crate::manifests::initial_files(&project)?);
+    files.extend(crate::bundle::base::initial_files(&project)?);
     let on_conflict = if args.force {
         OnConflict::Keep
     } else {

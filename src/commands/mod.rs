@@ -2,17 +2,23 @@
 //! applies it.
 
 pub mod create_api;
+pub mod generate_bundle;
 pub mod generate_manifests;
 pub mod init;
 pub mod update;
 
-use std::path::PathBuf;
+use std::{path::PathBuf, process::ExitCode};
 
 use anyhow::Context as _;
 
 use crate::{
-    apply, interrupt::Interrupt, lock::ProjectLock, model::OpgenVersion, plan::Plan,
-    project::Project, shell::Shell,
+    apply,
+    interrupt::Interrupt,
+    lock::ProjectLock,
+    model::OpgenVersion,
+    plan::{Action, Plan},
+    project::Project,
+    shell::Shell,
 };
 
 /// The project around the current directory, locked for this command, for a command that adds
@@ -46,4 +52,28 @@ pub fn write(
     } else {
         apply::apply(plan, shell, interrupt)
     }
+}
+
+/// `--check`: when `plan` would change files, prints a diff of each on stdout and their paths on
+/// stderr, and fails saying `subject` (`manifests are`) out of date and how to `fix` it;
+/// otherwise notes that `subject` up to date.
+pub fn check(plan: &Plan, subject: &str, fix: &str, shell: &mut Shell) -> anyhow::Result<ExitCode> {
+    let outdated: Vec<_> = plan.changes.iter().filter(|c| c.writes()).collect();
+    if outdated.is_empty() {
+        shell.note(&format!("{subject} up to date"));
+        return Ok(ExitCode::SUCCESS);
+    }
+    for change in &outdated {
+        let old = change.old.as_deref().unwrap_or_default();
+        shell.print(&apply::unified_diff(&change.path, old, &change.new));
+    }
+    for change in &outdated {
+        let verb = if change.action == Action::Create {
+            "Missing"
+        } else {
+            "Outdated"
+        };
+        shell.status(verb, &change.path);
+    }
+    anyhow::bail!("{subject} out of date: {fix} and commit the result")
 }

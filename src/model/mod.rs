@@ -2,7 +2,7 @@
 //! these types exactly once, and every derived name (plural, module, file, RBAC resource, CRD
 //! name) is a method here, so that all generated files agree with each other.
 
-mod dns;
+pub(crate) mod dns;
 mod domain;
 mod group;
 mod image;

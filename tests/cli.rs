@@ -1368,3 +1368,45 @@ fn make_help_describes_every_target() {
         assert!(described, "`make help` does not describe {target}:\n{help}");
     }
 }
+
+/// rustfmt's user-wide configuration (`~/.config/rustfmt/rustfmt.toml`) never shapes what opgen
+/// writes: without a configuration in the project, rustfmt's defaults apply.
+#[test]
+fn the_users_global_rustfmt_configuration_does_not_leak_in() {
+    let args = "create api --group db --version v1 --kind MySQLClusterBackup";
+    let plain = Project::init("demo", "");
+    plain.create_api(args.trim_start_matches("create api "));
+    let global = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(global.path().join("rustfmt")).unwrap();
+    std::fs::write(
+        global.path().join("rustfmt/rustfmt.toml"),
+        "max_width = 60\nhard_tabs = true\n",
+    )
+    .unwrap();
+    let configured = Project::init("demo", "");
+    configured
+        .opgen()
+        .env("XDG_CONFIG_HOME", global.path())
+        .args(args.split_whitespace())
+        .assert()
+        .success();
+    for file in [
+        "api/src/db/v1/my_sql_cluster_backup.rs",
+        "src/controllers/db/my_sql_cluster_backup.rs",
+    ] {
+        assert_eq!(configured.read(file), plain.read(file), "{file}");
+    }
+    // The same configuration in the project is followed.
+    let project_config = Project::init("demo", "");
+    std::fs::copy(
+        global.path().join("rustfmt/rustfmt.toml"),
+        project_config.root.join("rustfmt.toml"),
+    )
+    .unwrap();
+    project_config.create_api(args.trim_start_matches("create api "));
+    let types = project_config.read("api/src/db/v1/my_sql_cluster_backup.rs");
+    assert!(
+        types.contains("\n\tpub "),
+        "hard tabs from rustfmt.toml:\n{types}"
+    );
+}

@@ -75,7 +75,7 @@ proptest! {
             prop_assert!(plural.as_str().parse::<ResourceName>().is_ok(), "{plural}");
             let short = kind.default_short_name();
             prop_assert!(short.parse::<ResourceName>().is_ok(), "{short}");
-            prop_assert!(kind.list_kind().len() <= 63);
+            prop_assert!(format!("{kind}List").len() <= 63, "{kind}");
             prop_assert!(is_rust_module(&kind.module()), "{}", kind.module());
         }
     }

@@ -8,36 +8,67 @@ use super::{InvalidValue, rust_ident, string_newtype};
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct Kind(String);
 
-/// The longest kind: Kubernetes names a kind's lists `<Kind>List`, and that name, lowercased,
-/// must be a DNS label of at most 63 characters.
-pub const MAX_LEN: usize = 63 - "List".len();
+/// Names the generated modules already use for their own items; a kind with one of these
+/// names would clash with them (or with the prelude) in the generated Rust code.
+const TAKEN_NAMES: &[&str] = &[
+    "Action",
+    "Api",
+    "Arc",
+    "Client",
+    "Condition",
+    "Context",
+    "Controller",
+    "CustomResource",
+    "Deserialize",
+    "Duration",
+    "Error",
+    "Event",
+    "JsonSchema",
+    "Metrics",
+    "ObjectMeta",
+    "Option",
+    "Recorder",
+    "Resource",
+    "Result",
+    "Serialize",
+    "State",
+    "String",
+    "Vec",
+];
 
 impl FromStr for Kind {
     type Err = InvalidValue;
 
     fn from_str(value: &str) -> Result<Self, Self::Err> {
-        let invalid = |problem: String| InvalidValue::new("kind", value, problem);
+        let invalid = |problem: &str| InvalidValue::new("kind", value, problem);
         if !value.starts_with(|c: char| c.is_ascii_uppercase()) {
             return Err(invalid(
-                "a kind is PascalCase and starts with an uppercase letter, e.g. `MySQLCluster`"
-                    .into(),
+                "a kind is PascalCase and starts with an uppercase letter, e.g. `MySQLCluster`",
             ));
         }
         if !value.chars().all(|c| c.is_ascii_alphanumeric()) {
             return Err(invalid(
-                "a kind holds only ASCII letters and digits, e.g. `MySQLCluster`".into(),
+                "a kind holds only ASCII letters and digits, e.g. `MySQLCluster`",
             ));
         }
-        if value.len() > MAX_LEN {
-            return Err(invalid(format!(
-                "it is {} characters long; a kind has at most {MAX_LEN}, because Kubernetes names its lists `{value}List`, which must fit in 63 characters",
-                value.len()
-            )));
+        if value.len() > 63 {
+            return Err(invalid("a kind is at most 63 characters long"));
         }
-        if rust_ident::is_keyword(value) {
-            return Err(invalid(format!(
-                "`{value}` is a Rust keyword, so no Rust type can be named after it; choose another kind"
-            )));
+        if rust_ident::is_keyword(value) || TAKEN_NAMES.contains(&value) {
+            return Err(invalid(
+                "it clashes with a name the generated code uses; choose a more specific kind (e.g. prefix it with your domain's noun)",
+            ));
+        }
+        for suffix in ["Spec", "Status", "List"] {
+            if value.ends_with(suffix) && value != suffix {
+                return Err(InvalidValue::new(
+                    "kind",
+                    value,
+                    format!(
+                        "kinds ending in `{suffix}` clash with the `<Kind>{suffix}` types generated for other kinds"
+                    ),
+                ));
+            }
         }
         Ok(Self(value.to_owned()))
     }
@@ -48,15 +79,9 @@ impl Kind {
         &self.0
     }
 
-    /// The Rust module (and file stem) of the kind: `MySQLCluster` → `my_sql_cluster`, and
-    /// `Type` → `type_` (see [`rust_ident::module_name`]).
+    /// The Rust module (and file stem) of the kind: `MySQLCluster` → `my_sql_cluster`.
     pub fn module(&self) -> String {
-        rust_ident::module_name(&self.0.to_snake_case())
-    }
-
-    /// The kind of its lists, as Kubernetes names it: `MySQLClusterList`.
-    pub fn list_kind(&self) -> String {
-        format!("{}List", self.0)
+        self.0.to_snake_case()
     }
 
     /// Kubernetes' singular resource name: the kind in lowercase.
@@ -68,7 +93,7 @@ impl Kind {
     /// (`MySQLCluster` → `msc`), or the first three letters of a one-word kind
     /// (`Ingress` → `ing`, as Kubernetes abbreviates it).
     pub fn default_short_name(&self) -> String {
-        let module = self.0.to_snake_case();
+        let module = self.module();
         let words: Vec<&str> = module.split('_').collect();
         if words.len() > 1 {
             words.iter().filter_map(|w| w.chars().next()).collect()
@@ -106,52 +131,14 @@ mod tests {
             ("1Cluster", "starts with an uppercase letter"),
             ("My-Cluster", "only ASCII letters and digits"),
             ("My_Cluster", "only ASCII letters and digits"),
-            ("", "starts with an uppercase letter"),
-            ("Self", "`Self` is a Rust keyword"),
+            ("Self", "clashes"),
+            ("Error", "clashes"),
+            ("Context", "clashes"),
+            ("ClusterSpec", "ending in `Spec`"),
+            ("ClusterList", "ending in `List`"),
         ] {
             let err = bad.parse::<Kind>().unwrap_err().to_string();
             assert!(err.contains(why), "{bad}: {err}");
         }
-    }
-
-    /// Kubernetes accepts these, and so does opgen: what could clash in the generated code is
-    /// the generated code's problem, not the kind's.
-    #[test]
-    fn accepts_names_the_generated_code_also_uses() {
-        for ok in [
-            "Action",
-            "Api",
-            "Condition",
-            "Context",
-            "Error",
-            "Event",
-            "Option",
-            "Resource",
-            "Service",
-            "ClusterSpec",
-            "ClusterList",
-        ] {
-            assert_eq!(kind(ok).as_str(), ok);
-        }
-    }
-
-    #[test]
-    fn length_leaves_room_for_the_list_kind() {
-        let longest = format!("A{}", "b".repeat(MAX_LEN - 1));
-        assert_eq!(kind(&longest).list_kind().len(), 63);
-        let err = format!("{longest}c")
-            .parse::<Kind>()
-            .unwrap_err()
-            .to_string();
-        assert!(err.contains("at most 59"), "{err}");
-        assert!(err.contains("List`"), "{err}");
-    }
-
-    #[test]
-    fn keyword_modules_get_an_underscore() {
-        assert_eq!(kind("Type").module(), "type_");
-        assert_eq!(kind("Match").module(), "match_");
-        assert_eq!(kind("Str").module(), "str_");
-        assert_eq!(kind("Match").default_short_name(), "mat");
     }
 }

@@ -10,49 +10,16 @@ const KEYWORDS: &[&str] = &[
     "typeof", "union", "unsafe", "unsized", "use", "virtual", "where", "while", "yield",
 ];
 
-/// The primitive types. A module named like one compiles, but hides the type from the code
-/// of the module that declares it (`mod str;` makes `&str` there an error).
-const PRIMITIVES: &[&str] = &[
-    "bool", "char", "f32", "f64", "i8", "i16", "i32", "i64", "i128", "isize", "str", "u8", "u16",
-    "u32", "u64", "u128", "usize",
-];
-
 pub fn is_keyword(word: &str) -> bool {
     KEYWORDS.contains(&word)
 }
 
-/// A module name for `word` (lowercase letters, digits and `_`): `word` itself, with a `_`
-/// added after a keyword or primitive type (`type` → `type_`) and before a leading digit
-/// (`1db` → `_1db`), so that every name gives a module that compiles without `r#`. No
-/// lowercase name ends in `_` or starts with one, so two names never give one module.
-pub fn module_name(word: &str) -> String {
-    if word.starts_with(|c: char| c.is_ascii_digit()) {
-        format!("_{word}")
-    } else if is_keyword(word) || PRIMITIVES.contains(&word) {
-        format!("{word}_")
-    } else {
-        word.to_owned()
-    }
-}
-
 #[cfg(test)]
 mod tests {
-    use super::*;
-
     #[test]
     fn keywords() {
-        assert!(is_keyword("type"));
-        assert!(is_keyword("gen"));
-        assert!(!is_keyword("db"));
-    }
-
-    #[test]
-    fn module_names_compile_without_raw_identifiers() {
-        assert_eq!(module_name("db"), "db");
-        assert_eq!(module_name("type"), "type_");
-        assert_eq!(module_name("self"), "self_");
-        assert_eq!(module_name("str"), "str_");
-        assert_eq!(module_name("1db"), "_1db");
-        assert_eq!(module_name("data_plane"), "data_plane");
+        assert!(super::is_keyword("type"));
+        assert!(super::is_keyword("gen"));
+        assert!(!super::is_keyword("db"));
     }
 }

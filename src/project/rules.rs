@@ -3,10 +3,8 @@
 //!
 //! Each rule has a reason outside opgen's taste: Kubernetes would refuse the CRD (names that
 //! conflict within a group, names too long), the generated code would not compile (two kinds
-//! defining one Rust type in one module, two kinds in one file), or the operator could not
+//! in one file), or the operator could not
 //! work (a cluster-scoped kind watched through a Role).
-
-use std::collections::BTreeSet;
 
 use super::Project;
 use crate::model::{Operand, Resource};
@@ -158,27 +156,6 @@ fn check_neighbours(resource: &Resource, other: &Resource) -> Result<(), String>
     if resource.short_name == other.short_name {
         return Err(clash("shortName", resource.short_name.as_str()));
     }
-    for (this, that) in [(resource, other), (other, resource)] {
-        if this.kind.as_str() == format!("{}List", that.kind) {
-            return Err(format!(
-                "{} and {} of group {group} clash: Kubernetes names the lists of {} `{}`, a kind of its own in the same group\n\nRename {}",
-                this.kind, that.kind, that.kind, this.kind, this.kind
-            ));
-        }
-    }
-    if resource.version == other.version {
-        let theirs: BTreeSet<String> = other.rust_type_names().into_iter().collect();
-        if let Some(shared) = resource
-            .rust_type_names()
-            .into_iter()
-            .find(|name| theirs.contains(name))
-        {
-            return Err(format!(
-                "{kind} and {} of {group}/{} would both define the Rust type `{shared}` in the module of that version\n\nRename one of them",
-                other.kind, resource.version
-            ));
-        }
-    }
     Ok(())
 }
 
@@ -259,8 +236,6 @@ mod tests {
             second_version("db", "v1alpha1", "MySQLCluster"),
             resource("db", "v1", "Backup"),
             resource("ops", "v1", "Backup"),
-            resource("db", "v1", "Foo"),
-            resource("db", "v2", "FooSpec"),
         ]))
         .unwrap();
     }
@@ -350,45 +325,12 @@ mod tests {
             1,
             "same shortName `thi`",
         );
-        fails(
-            vec![
-                resource("db", "v1", "Thing"),
-                resource("db", "v2", "ThingList"),
-            ],
-            1,
-            "names the lists of Thing `ThingList`",
-        );
-        fails(
-            vec![
-                resource("db", "v2", "ThingList"),
-                resource("db", "v1", "Thing"),
-            ],
-            1,
-            "names the lists of Thing `ThingList`",
-        );
         // The same names in two groups are two CRDs that never meet.
         check(&project(vec![
             resource("db", "v1", "Thing"),
             resource("ops", "v1", "Thing"),
         ]))
         .unwrap();
-    }
-
-    #[test]
-    fn kinds_sharing_a_version_module_define_distinct_types() {
-        fails(
-            vec![resource("db", "v1", "Foo"), resource("db", "v1", "FooSpec")],
-            1,
-            "both define the Rust type `FooSpec`",
-        );
-        fails(
-            vec![
-                resource("db", "v1", "FooStatus"),
-                resource("db", "v1", "Foo"),
-            ],
-            1,
-            "both define the Rust type `FooStatus`",
-        );
     }
 
     #[test]

@@ -1,9 +1,11 @@
-//! Carries out a plan: prints it as a diff (`--dry-run`) or writes it atomically, restoring
-//! every touched file if any write fails, so a failed command leaves the tree as it was.
+//! Carries out a plan: prints it as a diff (`--dry-run`) or writes it atomically. Every
+//! write goes into a [`Transaction`]'s journal, so that a failure, or a signal, at any point
+//! of a command puts back every file the command wrote, and says exactly which ones it could
+//! not put back.
 
 use std::{
     fs,
-    io::Write as _,
+    io::{ErrorKind, Write as _},
     path::{Path, PathBuf},
 };
 
@@ -11,56 +13,129 @@ use anyhow::Context as _;
 use similar::TextDiff;
 
 use crate::{
-    plan::{Action, FileChange, Plan},
+    interrupt::Interrupt,
+    plan::{Action, FileChange, Plan, read_existing},
     shell::Shell,
 };
 
-/// Writes every change of `plan`; on failure, undoes the ones already made.
-pub fn apply(plan: &Plan, shell: &mut Shell) -> anyhow::Result<()> {
-    apply_reversibly(plan, shell).map(drop)
+/// Writes every change of `plan` in a transaction of its own, committed at once.
+pub fn apply(plan: &Plan, shell: &mut Shell, interrupt: &Interrupt) -> anyhow::Result<()> {
+    let mut transaction = Transaction::new(interrupt.clone());
+    transaction.apply(plan, shell)?;
+    transaction.commit()
 }
 
-/// What [`apply_reversibly`] changed, kept so that a later step that fails can put it back.
-pub struct Applied {
+/// The files one command has written so far, and what they held before, so that they can all
+/// be put back if the command cannot finish.
+pub struct Transaction {
     journal: Journal,
+    interrupt: Interrupt,
 }
 
-impl Applied {
-    /// Restores every file the plan wrote and removes the directories it created.
-    pub fn undo(self) {
-        self.journal.roll_back();
+/// What could not be put back, file by file, when a transaction was undone.
+#[derive(Debug, Default)]
+pub struct RestoreReport {
+    pub failed: Vec<(PathBuf, String)>,
+    /// Whether anything had been written at all.
+    pub wrote: bool,
+}
+
+impl RestoreReport {
+    /// The sentence that ends the message of a failed command.
+    fn summary(&self) -> String {
+        if self.failed.is_empty() {
+            return "nothing was changed: every file this command wrote was restored".to_owned();
+        }
+        let files: Vec<String> = self
+            .failed
+            .iter()
+            .map(|(path, why)| format!("  {}: {why}", path.display()))
+            .collect();
+        format!(
+            "{} of the files this command wrote could not be restored (every other file was):\n{}",
+            self.failed.len(),
+            files.join("\n")
+        )
     }
 }
 
-/// [`apply`], returning what it did so that the caller can undo it.
-pub fn apply_reversibly(plan: &Plan, shell: &mut Shell) -> anyhow::Result<Applied> {
-    let mut journal = Journal::default();
-    for change in &plan.changes {
-        if let Err(err) = write_change(&plan.root, change, &mut journal) {
-            journal.roll_back();
-            return Err(err.context("nothing was changed: every file written so far was restored"));
+impl Transaction {
+    pub fn new(interrupt: Interrupt) -> Self {
+        Self {
+            journal: Journal::default(),
+            interrupt,
         }
     }
-    // Files left as they were are listed by --dry-run only: here they would bury the changes.
-    for change in plan
-        .changes
-        .iter()
-        .filter(|c| c.action != Action::Unchanged)
-    {
-        shell.status(verb(change.action), &change.path);
+
+    /// Writes every change of `plan`. If one fails, or a signal arrives between two writes,
+    /// every file of the transaction (this plan's and earlier ones') is put back, and the
+    /// error says so.
+    pub fn apply(&mut self, plan: &Plan, shell: &mut Shell) -> anyhow::Result<()> {
+        for change in &plan.changes {
+            let step = self
+                .interrupt
+                .check()
+                .map_err(anyhow::Error::from)
+                .and_then(|()| write_change(&plan.root, change, &mut self.journal));
+            if let Err(err) = step {
+                return Err(self.undo(err));
+            }
+        }
+        // Files left as they were are listed by --dry-run only: here they would bury the changes.
+        for change in plan
+            .changes
+            .iter()
+            .filter(|c| c.action != Action::Unchanged)
+        {
+            shell.status(verb(change.action), &change.path);
+        }
+        Ok(())
     }
-    Ok(Applied { journal })
+
+    /// Gives up on `error`'s account: puts back every file written so far and returns the
+    /// error with what was restored, or what could not be.
+    pub fn undo(&mut self, error: anyhow::Error) -> anyhow::Error {
+        let report = std::mem::take(&mut self.journal).roll_back();
+        if report.wrote {
+            error.context(report.summary())
+        } else {
+            error
+        }
+    }
+
+    /// Checks for a signal between two steps of a command; on one, undoes the transaction.
+    pub fn check_interrupt(&mut self) -> anyhow::Result<()> {
+        self.interrupt
+            .check()
+            .map_err(|interrupted| self.undo(interrupted.into()))
+    }
+
+    /// Ends the transaction, keeping what it wrote, unless a signal arrived: then the files
+    /// are put back, so that an interrupted command never ends half done.
+    pub fn commit(mut self) -> anyhow::Result<()> {
+        self.check_interrupt()
+    }
+
+    #[cfg(test)]
+    fn roll_back(self) -> RestoreReport {
+        self.journal.roll_back()
+    }
 }
 
-/// Prints what `apply` would do: one line per file, and a unified diff for changed files.
+/// Prints what `apply` would do, and that nothing was written.
 pub fn print_dry_run(plan: &Plan, shell: &mut Shell) {
+    print_changes(plan, shell);
+    shell.note("dry run: nothing was written");
+}
+
+/// One line per file of `plan`, and a unified diff for each changed file.
+pub fn print_changes(plan: &Plan, shell: &mut Shell) {
     for change in &plan.changes {
         shell.status(verb(change.action), &change.path);
         if let (Action::Update, Some(old)) = (change.action, &change.old) {
             shell.print(&unified_diff(&change.path, old, &change.new));
         }
     }
-    shell.note("dry run: nothing was written");
 }
 
 /// A unified diff of one file, with `a/` and `b/` prefixes as git shows them.
@@ -86,10 +161,24 @@ fn write_change(root: &Path, change: &FileChange, journal: &mut Journal) -> anyh
         return Ok(());
     }
     let path = root.join(&change.path);
+    check_unchanged(&path, change.old.as_deref())?;
     let parent = path.parent().expect("planned paths are inside the root");
     journal.create_dirs(parent)?;
-    journal.record(&path, change.old.clone());
+    journal.record(&path, change.old.clone(), change.new.clone());
     write_atomically(&path, &change.new).with_context(|| format!("cannot write {}", path.display()))
+}
+
+/// Refuses to replace a file that no longer holds what the plan read from it: another program
+/// wrote it while opgen was working, and overwriting would lose that.
+fn check_unchanged(path: &Path, read: Option<&str>) -> anyhow::Result<()> {
+    let now = read_existing(path).with_context(|| format!("cannot read {}", path.display()))?;
+    if now.as_deref() != read {
+        anyhow::bail!(
+            "{} changed while opgen was working (another program wrote it); opgen stopped rather than overwrite it\n\nRun the command again",
+            path.display()
+        );
+    }
+    Ok(())
 }
 
 /// Writes through a temporary file in the same directory and renames it into place, so a
@@ -124,16 +213,27 @@ fn new_file_permissions() -> Option<fs::Permissions> {
     None
 }
 
+/// A file written: where, what it held before (nothing if it was new) and what opgen wrote.
+struct Written {
+    path: PathBuf,
+    old: Option<String>,
+    new: String,
+}
+
 /// What was changed so far, to undo it in reverse order.
 #[derive(Default)]
 struct Journal {
-    files: Vec<(PathBuf, Option<String>)>,
+    files: Vec<Written>,
     dirs: Vec<PathBuf>,
 }
 
 impl Journal {
-    fn record(&mut self, path: &Path, old: Option<String>) {
-        self.files.push((path.to_path_buf(), old));
+    fn record(&mut self, path: &Path, old: Option<String>, new: String) {
+        self.files.push(Written {
+            path: path.to_path_buf(),
+            old,
+            new,
+        });
     }
 
     /// Creates the missing directories of `dir`, remembering each for the roll-back.
@@ -146,24 +246,80 @@ impl Journal {
         Ok(())
     }
 
-    fn roll_back(self) {
-        // Best effort: a restore that fails cannot be reported better than the first error.
-        for (path, old) in self.files.into_iter().rev() {
-            let _ = match old {
-                Some(contents) => fs::write(&path, contents),
-                None => fs::remove_file(&path),
-            };
+    /// Puts every file back, newest first. A file that no longer holds what opgen wrote was
+    /// changed by someone else since: it is left alone and reported, as is any file or
+    /// directory that cannot be restored.
+    fn roll_back(self) -> RestoreReport {
+        let mut report = RestoreReport {
+            failed: Vec::new(),
+            wrote: !self.files.is_empty() || !self.dirs.is_empty(),
+        };
+        for written in self.files.into_iter().rev() {
+            if let Err(why) = restore(&written) {
+                report.failed.push((written.path, why));
+            }
         }
         for dir in self.dirs.into_iter().rev() {
-            let _ = fs::remove_dir(&dir);
+            match fs::remove_dir(&dir) {
+                Ok(()) => {}
+                Err(err) if err.kind() == ErrorKind::NotFound => {}
+                Err(err) => report.failed.push((
+                    dir,
+                    format!(
+                        "this directory was created by the command and cannot be removed: {err}"
+                    ),
+                )),
+            }
         }
+        report
     }
+}
+
+fn restore(written: &Written) -> Result<(), String> {
+    let path = &written.path;
+    match read_existing(path) {
+        Ok(Some(now)) if now == written.new => {}
+        // Never written (the write itself failed) or already put back.
+        Ok(now) if now == written.old => return Ok(()),
+        Ok(_) => {
+            return Err(
+                "changed by another program after opgen wrote it; left as it is".to_owned(),
+            );
+        }
+        Err(err) => return Err(format!("cannot read it: {err}")),
+    }
+    let result = match &written.old {
+        Some(contents) => write_atomically(path, contents),
+        None => fs::remove_file(path),
+    };
+    result.map_err(|err| format!("cannot restore it: {err}"))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::plan::{OnConflict, Owner, PlannedFile};
+
+    fn plan(root: &Path, files: &[(&str, &str)]) -> Plan {
+        Plan::new(
+            root,
+            files
+                .iter()
+                .map(|(path, text)| PlannedFile::new(*path, *text, Owner::Manifest))
+                .collect(),
+            OnConflict::Refuse,
+        )
+        .unwrap()
+    }
+
+    fn names(dir: &Path) -> Vec<String> {
+        let mut names: Vec<_> = fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        names.sort();
+        names
+    }
 
     #[test]
     fn writes_new_and_changed_files() {
@@ -182,7 +338,7 @@ mod tests {
             OnConflict::Refuse,
         )
         .unwrap();
-        apply(&plan, &mut Shell::captured()).unwrap();
+        apply(&plan, &mut Shell::captured(), &Interrupt::never()).unwrap();
         assert_eq!(
             fs::read_to_string(dir.path().join("a/b/c.txt")).unwrap(),
             "c"
@@ -205,52 +361,124 @@ mod tests {
         fs::write(dir.path().join("m.yaml"), "old").unwrap();
         // A file where a directory must be created makes the last write fail.
         fs::write(dir.path().join("blocker"), "").unwrap();
-        let plan = Plan::new(
+        let plan = plan(
             dir.path(),
-            vec![
-                PlannedFile::new("m.yaml", "new", Owner::Manifest),
-                PlannedFile::new("new/dir/file", "x", Owner::Scaffolded),
-                PlannedFile::new("blocker/file", "x", Owner::Scaffolded),
+            &[
+                ("m.yaml", "new"),
+                ("new/dir/file", "x"),
+                ("blocker/file", "x"),
             ],
-            OnConflict::Refuse,
-        )
-        .unwrap();
-        let err = apply(&plan, &mut Shell::captured()).unwrap_err();
-        assert!(format!("{err:#}").contains("nothing was changed"));
+        );
+        let err = apply(&plan, &mut Shell::captured(), &Interrupt::never()).unwrap_err();
+        assert!(
+            format!("{err:#}").contains("nothing was changed"),
+            "{err:#}"
+        );
         assert_eq!(
             fs::read_to_string(dir.path().join("m.yaml")).unwrap(),
             "old"
         );
-        assert!(!dir.path().join("new").exists());
-        let mut names: Vec<_> = fs::read_dir(dir.path())
-            .unwrap()
-            .map(|e| e.unwrap().file_name())
-            .collect();
-        names.sort();
-        assert_eq!(names, ["blocker", "m.yaml"]);
+        assert_eq!(names(dir.path()), ["blocker", "m.yaml"]);
     }
 
     #[test]
-    fn undo_puts_back_what_was_applied() {
+    fn an_interrupt_between_writes_restores_everything() {
         let dir = tempfile::tempdir().unwrap();
-        fs::write(dir.path().join("lib.rs"), "old").unwrap();
-        let plan = Plan::new(
-            dir.path(),
-            vec![
-                PlannedFile::new("lib.rs", "new", Owner::Manifest),
-                PlannedFile::new("db/v1/mod.rs", "new", Owner::Manifest),
-            ],
-            OnConflict::Refuse,
-        )
-        .unwrap();
-        apply_reversibly(&plan, &mut Shell::captured())
-            .unwrap()
-            .undo();
+        fs::write(dir.path().join("a"), "old a").unwrap();
+        let first = plan(dir.path(), &[("a", "new a"), ("d/b", "new b")]);
+        let mut transaction = Transaction::new(Interrupt::after(4));
+        transaction.apply(&first, &mut Shell::captured()).unwrap();
+        let second = plan(dir.path(), &[("c", "new c"), ("d/e", "new e")]);
+        // The fourth check comes before the second write of the second plan.
+        let err = transaction
+            .apply(&second, &mut Shell::captured())
+            .unwrap_err();
         assert_eq!(
-            fs::read_to_string(dir.path().join("lib.rs")).unwrap(),
-            "old"
+            err.to_string(),
+            "nothing was changed: every file this command wrote was restored"
         );
-        assert!(!dir.path().join("db").exists());
+        assert!(
+            err.chain()
+                .any(|e| e.to_string() == "interrupted by SIGINT (Ctrl-C)"),
+            "{err:#}"
+        );
+        assert_eq!(fs::read_to_string(dir.path().join("a")).unwrap(), "old a");
+        assert_eq!(names(dir.path()), ["a"]);
+    }
+
+    #[test]
+    fn commit_after_an_interrupt_restores_everything() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut transaction = Transaction::new(Interrupt::after(2));
+        transaction
+            .apply(&plan(dir.path(), &[("a", "new")]), &mut Shell::captured())
+            .unwrap();
+        assert!(transaction.commit().is_err());
+        assert!(names(dir.path()).is_empty());
+    }
+
+    #[test]
+    fn a_file_changed_behind_opgens_back_is_not_overwritten() {
+        let dir = tempfile::tempdir().unwrap();
+        fs::write(dir.path().join("b"), "read").unwrap();
+        let plan = plan(dir.path(), &[("a", "new a"), ("b", "new b")]);
+        fs::write(dir.path().join("b"), "changed meanwhile").unwrap();
+        let err = apply(&plan, &mut Shell::captured(), &Interrupt::never()).unwrap_err();
+        let message = format!("{err:#}");
+        assert!(
+            message.contains("b changed while opgen was working"),
+            "{message}"
+        );
+        assert!(message.contains("nothing was changed"), "{message}");
+        assert_eq!(
+            fs::read_to_string(dir.path().join("b")).unwrap(),
+            "changed meanwhile"
+        );
+        assert_eq!(names(dir.path()), ["b"]);
+    }
+
+    #[test]
+    fn a_failed_restore_names_exactly_the_files_not_restored() {
+        let dir = tempfile::tempdir().unwrap();
+        fs::write(dir.path().join("kept"), "old").unwrap();
+        let mut transaction = Transaction::new(Interrupt::never());
+        transaction
+            .apply(
+                &plan(
+                    dir.path(),
+                    &[("kept", "new"), ("edited", "new"), ("blocked", "new")],
+                ),
+                &mut Shell::captured(),
+            )
+            .unwrap();
+        // Someone edits one file, and puts a directory where opgen must delete another.
+        fs::write(dir.path().join("edited"), "theirs").unwrap();
+        fs::remove_file(dir.path().join("blocked")).unwrap();
+        fs::create_dir(dir.path().join("blocked")).unwrap();
+        fs::write(dir.path().join("blocked/inside"), "").unwrap();
+        let report = transaction.roll_back();
+        let failed: Vec<String> = report
+            .failed
+            .iter()
+            .map(|(path, _)| path.file_name().unwrap().to_string_lossy().into_owned())
+            .collect();
+        assert_eq!(failed, ["blocked", "edited"]);
+        let summary = report.summary();
+        assert!(
+            summary.starts_with(
+                "2 of the files this command wrote could not be restored (every other file was):"
+            ),
+            "{summary}"
+        );
+        assert!(
+            summary.contains("edited: changed by another program"),
+            "{summary}"
+        );
+        assert_eq!(fs::read_to_string(dir.path().join("kept")).unwrap(), "old");
+        assert_eq!(
+            fs::read_to_string(dir.path().join("edited")).unwrap(),
+            "theirs"
+        );
     }
 
     #[test]

@@ -22,8 +22,37 @@ pub struct Cli {
     #[arg(long, short, global = true, display_order = 1000)]
     pub quiet: bool,
 
+    /// When to colour messages: `auto` colours on a terminal unless NO_COLOR is set (or
+    /// CLICOLOR_FORCE asks for colour anyway)
+    #[arg(
+        long,
+        value_enum,
+        value_name = "WHEN",
+        default_value_t = ColorWhen::Auto,
+        global = true,
+        display_order = 1001
+    )]
+    pub color: ColorWhen,
+
     #[command(subcommand)]
     pub command: Command,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum ColorWhen {
+    Auto,
+    Always,
+    Never,
+}
+
+impl From<ColorWhen> for anstream::ColorChoice {
+    fn from(when: ColorWhen) -> Self {
+        match when {
+            ColorWhen::Auto => Self::Auto,
+            ColorWhen::Always => Self::Always,
+            ColorWhen::Never => Self::Never,
+        }
+    }
 }
 
 #[derive(Debug, Subcommand)]
@@ -36,6 +65,8 @@ pub enum Command {
     /// Regenerate files from the project's sources
     #[command(subcommand)]
     Generate(GenerateCommand),
+    /// Bring a project made by an older opgen up to this one
+    Update(UpdateArgs),
     /// Print a shell completion script
     Completions {
         /// The shell to complete for
@@ -53,6 +84,8 @@ pub enum CreateCommand {
 pub enum GenerateCommand {
     /// Regenerate CRDs from the api crate and RBAC from `+opgen:rbac` markers
     Manifests(ManifestsArgs),
+    /// Generate the OLM bundle (bundle/, bundle.Dockerfile) and the OLM install manifests (config/olm)
+    Bundle(BundleArgs),
 }
 
 /// Flags every writing command shares.
@@ -134,12 +167,36 @@ pub struct CreateApiArgs {
     /// The container port; a Service exposes it (no port: no Service)
     #[arg(long, requires = "image", value_parser = clap::value_parser!(u16).range(1..), help_heading = "Operand")]
     pub port: Option<u16>,
-    /// The UID the container runs as (default: the image's user, which must not be root)
-    #[arg(long, value_name = "UID", requires = "image", help_heading = "Operand")]
-    pub run_as_user: Option<i64>,
-    /// The container's command, comma-separated (e.g. "memcached,-m=64,-vv")
-    #[arg(long, requires = "image", help_heading = "Operand")]
-    pub command: Option<String>,
+    /// The UID the container runs as (default: the service user of an image opgen knows,
+    /// else the image's own user, which must then be a non-root number)
+    #[arg(
+        long,
+        value_name = "UID",
+        requires = "image",
+        allow_negative_numbers = true,
+        value_parser = non_root_uid,
+        help_heading = "Operand"
+    )]
+    pub run_as_user: Option<crate::model::NonRootId>,
+    /// One argument of the container's command, repeated for each (`--command memcached
+    /// --command -m=64`); an argument may hold commas. Or give the command after `--`
+    #[arg(
+        long,
+        value_name = "ARG",
+        requires = "image",
+        allow_hyphen_values = true,
+        conflicts_with = "command_args",
+        help_heading = "Operand"
+    )]
+    pub command: Vec<String>,
+    /// The container's command, after `--` (e.g. `-- memcached -m 64 -vv`)
+    #[arg(
+        last = true,
+        value_name = "COMMAND",
+        requires = "image",
+        help_heading = "Operand"
+    )]
+    pub command_args: Vec<String>,
     /// Overwrite scaffolded files that already exist (see the diff first with --dry-run)
     #[arg(long)]
     pub force: bool,
@@ -155,4 +212,72 @@ pub struct ManifestsArgs {
     /// Show what would change, write nothing
     #[arg(long)]
     pub dry_run: bool,
+}
+
+#[derive(Debug, Args)]
+#[command(
+    long_about = "Bring a project made by an older opgen up to this one.\n\n\
+        Rewrites every generated file (those that begin with opgen's `DO NOT EDIT` header) \
+        with this opgen's templates and records this release as `opgenVersion` in PROJECT. \
+        Scaffolded files are yours and are never touched: those that differ from what this \
+        opgen would scaffold for the project today are listed, with their diffs under --diff."
+)]
+pub struct UpdateArgs {
+    /// Also print, as a unified diff, how each listed scaffolded file differs from what this
+    /// opgen would scaffold today
+    #[arg(long)]
+    pub diff: bool,
+    /// Show what would be rewritten (a diff for changed files), write nothing
+    #[arg(long)]
+    pub dry_run: bool,
+}
+
+#[derive(Debug, Args)]
+#[command(
+    long_about = "Generate the Operator Lifecycle Manager bundle of the operator: bundle/manifests \
+        (the ClusterServiceVersion, CRDs and other objects), bundle/metadata/annotations.yaml and \
+        bundle.Dockerfile, from the rendered config/manifests and the CSV base in \
+        config/manifests/bases; and config/olm, which installs the operator through OLM.\n\n\
+        Flags left out keep the value of the bundle already in bundle/ (package, channels, \
+        replaces and skips of the same version); a newer version replaces the bundle it supersedes."
+)]
+pub struct BundleArgs {
+    /// The bundle's version, the CSV's spec.version (semantic: X.Y.Z)
+    #[arg(long, value_name = "X.Y.Z", required_unless_present = "init_base")]
+    pub version: Option<String>,
+    /// Channels the bundle is published in, comma-separated (default: the previous bundle's, else alpha)
+    #[arg(long, value_delimiter = ',', value_name = "CHANNEL,...")]
+    pub channels: Option<Vec<String>>,
+    /// The channel a Subscription follows by default (default: the previous bundle's, else the first channel)
+    #[arg(long, value_name = "CHANNEL")]
+    pub default_channel: Option<String>,
+    /// The OLM package name (default: the previous bundle's, else the project name)
+    #[arg(long, value_name = "NAME")]
+    pub package: Option<String>,
+    /// The CSV this one replaces: a version (0.1.0) or a CSV name (<package>.v0.1.0); '' for none
+    #[arg(long, value_name = "PREV")]
+    pub replaces: Option<String>,
+    /// The manager image (default: the image of the rendered manager Deployment)
+    #[arg(long, value_name = "IMG")]
+    pub image: Option<String>,
+    /// Scaffold config/manifests (the CSV base and its kustomization) for you to edit, and stop
+    #[arg(long, conflicts_with_all = ["check", "version", "channels", "default_channel", "replaces", "image"])]
+    pub init_base: bool,
+    /// Write nothing; fail and show the diff if the bundle is out of date
+    #[arg(long, conflicts_with = "dry_run")]
+    pub check: bool,
+    /// Show what would change, write nothing
+    #[arg(long)]
+    pub dry_run: bool,
+}
+
+/// Parses `--run-as-user`, so that clap refuses root, negative and out-of-range IDs with the
+/// reason and the way out.
+fn non_root_uid(value: &str) -> Result<crate::model::NonRootId, String> {
+    value.parse().map_err(|err: crate::model::InvalidValue| {
+        format!(
+            "{}\n\nPass the numeric UID of a non-root user the image can run as (e.g. 999 for mysql; see the `USER` or `useradd` line of its Dockerfile), or drop the flag to use the image's own user",
+            err.problem
+        )
+    })
 }

@@ -6,8 +6,11 @@
 //! prints it (`--dry-run`) or writes it atomically.
 
 pub mod apply;
+pub mod bundle;
 pub mod cli;
 pub mod commands;
+pub mod interrupt;
+pub mod lock;
 pub mod manifests;
 pub mod model;
 pub mod plan;
@@ -28,15 +31,19 @@ use shell::Shell;
 /// Runs opgen with the process's arguments and returns its exit code.
 pub fn main() -> ExitCode {
     let cli = Cli::parse();
-    let mut shell = Shell::stdio(cli.quiet);
+    let mut shell = Shell::stdio(cli.quiet, cli.color.into());
     match run(cli.command, &mut shell) {
         Ok(code) => code,
         Err(err) => {
-            eprintln!("error: {err}");
-            for cause in err.chain().skip(1) {
-                eprintln!("  caused by: {cause}");
+            shell.error(&err);
+            // Stopped by a signal: exit as a shell expects of a process that the signal ended.
+            match err
+                .chain()
+                .find_map(|cause| cause.downcast_ref::<interrupt::Interrupted>())
+            {
+                Some(interrupted) => ExitCode::from(interrupted.exit_code()),
+                None => ExitCode::FAILURE,
             }
-            ExitCode::FAILURE
         }
     }
 }
@@ -47,6 +54,10 @@ fn run(command: Command, shell: &mut Shell) -> anyhow::Result<ExitCode> {
         Command::Create(CreateCommand::Api(args)) => commands::create_api::run(args, shell)?,
         Command::Generate(GenerateCommand::Manifests(args)) => {
             return commands::generate_manifests::run(args, shell);
+        }
+        Command::Update(args) => commands::update::run(args, shell)?,
+        Command::Generate(GenerateCommand::Bundle(args)) => {
+            return commands::generate_bundle::run(args, shell);
         }
         Command::Completions { shell: target } => {
             let mut out = Vec::new();

@@ -45,6 +45,34 @@ impl Prompter {
             ),
         }
     }
+
+    /// On a terminal, asks for a value that may be left out (an empty answer is `None`);
+    /// elsewhere `None` without asking, and the caller says what that means.
+    pub fn optional<T>(&self, label: &str) -> anyhow::Result<Option<T>>
+    where
+        T: FromStr,
+        T::Err: Display,
+    {
+        if !self.interactive {
+            return Ok(None);
+        }
+        let theme = dialoguer::theme::SimpleTheme;
+        let answer = dialoguer::Input::<String>::with_theme(&theme)
+            .with_prompt(label)
+            .allow_empty(true)
+            .validate_with(|text: &String| match text.trim() {
+                "" => Ok(()),
+                text => text.parse::<T>().map(|_| ()).map_err(|err| err.to_string()),
+            })
+            .interact_text()?;
+        match answer.trim() {
+            "" => Ok(None),
+            text => text
+                .parse()
+                .map(Some)
+                .map_err(|err: T::Err| anyhow::anyhow!("{err}")),
+        }
+    }
 }
 
 fn ask<T>(label: &str, default: Option<String>) -> anyhow::Result<T>

@@ -1,38 +1,64 @@
-//! Formats scaffolded Rust files with rustfmt.
+//! Formats scaffolded Rust files with rustfmt and the project's own configuration.
 //!
-//! Names are filled into long templates (main, types, controller), and rustfmt wraps lines
+//! Names are filled into long templates (types, controller), and rustfmt wraps lines
 //! differently for `Db` than for `MySQLClusterBackupSchedule`: no template can be
-//! rustfmt-clean for every name. So the scaffolded Rust files go through one rustfmt process,
-//! in a scratch copy of their tree. Generated files are laid out to be clean as rendered and
-//! skip this, so that every command renders them identically.
+//! rustfmt-clean for every name. So the scaffolded Rust files go through rustfmt, in a scratch
+//! copy of their tree, with the configuration `cargo fmt` would use in the project: the
+//! nearest `rustfmt.toml` or `.rustfmt.toml` between the file and the project root. Without
+//! one, rustfmt's defaults, never the user's global configuration, so that what opgen writes
+//! does not depend on whose machine ran it. rustfmt runs in the project's directory, so that a
+//! `rust-toolchain.toml` there picks its version.
+//!
+//! Generated files skip this: they are laid out to be clean as rendered (`tests/formatting.rs`
+//! checks it), so that every command renders them identically, with or without rustfmt. The
+//! manager's `runtime` module, too long to lay out for every width, is declared with
+//! `#[rustfmt::skip]`, so that neither `cargo fmt` nor a project's configuration touches it.
 
 use std::{
+    collections::BTreeMap,
     fs,
-    io::ErrorKind,
+    io::{ErrorKind, Read as _},
     path::{Path, PathBuf},
-    process::Command,
+    process::{Command, Stdio},
+    thread,
 };
 
 use anyhow::{Context as _, bail};
 
-use crate::plan::PlannedFile;
+use crate::{
+    interrupt::{self, Interrupt},
+    plan::{Owner, PlannedFile},
+};
 
-/// Formats the `.rs` files among `files` in place. Returns false, leaving them as rendered,
-/// when rustfmt is not installed.
-pub fn format(files: &mut [PlannedFile]) -> anyhow::Result<bool> {
+/// The names rustfmt looks for, in its order.
+const CONFIG_FILES: [&str; 2] = ["rustfmt.toml", ".rustfmt.toml"];
+
+/// Formats the scaffolded `.rs` files among `files` in place, for the project at `root`.
+/// Returns false, leaving them as rendered, when rustfmt is not installed.
+pub fn format(
+    files: &mut [PlannedFile],
+    root: &Path,
+    interrupt: &Interrupt,
+) -> anyhow::Result<bool> {
     let mut rust: Vec<&mut PlannedFile> = files
         .iter_mut()
-        .filter(|f| f.path.ends_with(".rs"))
+        .filter(|f| f.path.ends_with(".rs") && needs_formatting(f))
         .collect();
     if rust.is_empty() {
         return Ok(true);
     }
     let scratch = tempfile::tempdir().context("cannot create a scratch directory for rustfmt")?;
+    let defaults = scratch.path().join("rustfmt-defaults.toml");
+    fs::write(&defaults, "")?;
+    let tree = scratch.path().join("tree");
+    let mut by_config: BTreeMap<PathBuf, Vec<PathBuf>> = BTreeMap::new();
     let mut paths = Vec::with_capacity(rust.len());
     for file in &rust {
-        let path = scratch.path().join(&file.path);
+        let path = tree.join(&file.path);
         fs::create_dir_all(path.parent().expect("a file has a parent"))?;
         fs::write(&path, &file.contents)?;
+        let config = project_config(root, &file.path).unwrap_or_else(|| defaults.clone());
+        by_config.entry(config).or_default().push(path.clone());
         paths.push(path);
     }
     // rustfmt follows `mod x;` into x.rs and fails when it is missing (a kind's file that
@@ -46,25 +72,67 @@ pub fn format(files: &mut [PlannedFile]) -> anyhow::Result<bool> {
             }
         }
     }
-    let output = match Command::new("rustfmt")
-        .args(["--edition", "2024"])
-        .args(&paths)
-        .output()
-    {
-        Ok(output) => output,
-        Err(err) if err.kind() == ErrorKind::NotFound => return Ok(false),
-        Err(err) => return Err(err).context("cannot run rustfmt"),
-    };
-    if !output.status.success() {
-        bail!(
-            "rustfmt rejected generated code (a bug in opgen, please report it):\n{}",
-            String::from_utf8_lossy(&output.stderr)
-        );
+    for (config, group) in &by_config {
+        let mut command = Command::new("rustfmt");
+        command
+            .current_dir(root)
+            .args(["--edition", "2024", "--config-path"])
+            .arg(config)
+            .args(group);
+        if !run(command, interrupt)? {
+            return Ok(false);
+        }
     }
     for (file, path) in rust.iter_mut().zip(&paths) {
         file.contents = fs::read_to_string(path)?;
     }
     Ok(true)
+}
+
+/// Whether `file` goes through rustfmt (see the module's documentation).
+fn needs_formatting(file: &PlannedFile) -> bool {
+    match file.owner {
+        Owner::Scaffolded => true,
+        Owner::Generated | Owner::Manifest | Owner::Record => false,
+    }
+}
+
+/// Runs rustfmt; false when it is not installed.
+fn run(mut command: Command, interrupt: &Interrupt) -> anyhow::Result<bool> {
+    command
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped());
+    interrupt::own_process_group(&mut command);
+    let mut child = match command.spawn() {
+        Ok(child) => child,
+        Err(err) if err.kind() == ErrorKind::NotFound => return Ok(false),
+        Err(err) => return Err(err).context("cannot run rustfmt"),
+    };
+    let mut stderr = child.stderr.take().expect("stderr is piped");
+    let reader = thread::spawn(move || {
+        let mut text = String::new();
+        let _ = stderr.read_to_string(&mut text);
+        text
+    });
+    let status = interrupt.wait(&mut child)?.context("cannot run rustfmt")?;
+    let stderr = reader.join().unwrap_or_default();
+    if !status.success() {
+        bail!("rustfmt rejected generated code (a bug in opgen, please report it):\n{stderr}");
+    }
+    Ok(true)
+}
+
+/// The rustfmt configuration `cargo fmt` would apply to `file` (relative to `root`): the
+/// nearest configuration file in its directory or a parent, up to the project root.
+fn project_config(root: &Path, file: &str) -> Option<PathBuf> {
+    let relative_dir = Path::new(file).parent().unwrap_or(Path::new(""));
+    relative_dir.ancestors().find_map(|dir| {
+        CONFIG_FILES
+            .iter()
+            .map(|name| root.join(dir).join(name))
+            .find(|path| path.is_file())
+    })
 }
 
 /// The out-of-line modules a source declares (`mod x;`, `pub mod x;`).
@@ -94,14 +162,18 @@ fn module_path(declaring: &Path, module: &str) -> PathBuf {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::plan::Owner;
 
     fn file(path: &str, contents: &str) -> PlannedFile {
         PlannedFile::new(path, contents, Owner::Scaffolded)
     }
 
+    fn format_in(root: &Path, files: &mut [PlannedFile]) -> anyhow::Result<bool> {
+        format(files, root, &Interrupt::never())
+    }
+
     #[test]
-    fn formats_rust_files_and_leaves_others() {
+    fn formats_scaffolded_rust_files_and_leaves_others() {
+        let root = tempfile::tempdir().unwrap();
         let mut files = vec![
             file(
                 "src/main.rs",
@@ -109,8 +181,13 @@ mod tests {
             ),
             file("src/cli.rs", "pub fn run(){let x=1;let _=x;}\n"),
             file("README.md", "fn  main( ){}\n"),
+            PlannedFile::new("api/src/gen.rs", "fn  main( ){}\n", Owner::Generated),
+            PlannedFile::new("src/runtime/gen.rs", "fn  main( ){}\n", Owner::Generated),
         ];
-        assert!(format(&mut files).unwrap(), "the test machine has rustfmt");
+        assert!(
+            format_in(root.path(), &mut files).unwrap(),
+            "the test machine has rustfmt"
+        );
         assert_eq!(
             files[0].contents,
             "mod cli;\nmod missing;\nfn main() {\n    cli::run();\n}\n"
@@ -120,11 +197,42 @@ mod tests {
             "pub fn run() {\n    let x = 1;\n    let _ = x;\n}\n"
         );
         assert_eq!(files[2].contents, "fn  main( ){}\n");
+        assert_eq!(
+            files[3].contents, "fn  main( ){}\n",
+            "generated files are not formatted"
+        );
+        assert_eq!(
+            files[4].contents, "fn  main( ){}\n",
+            "the manager's neither"
+        );
+    }
+
+    const LONG_CALL: &str = "fn main() {\n    let _ = std::collections::BTreeMap::<String, String>::from([(String::new(), String::new()), (String::new(), String::new())]);\n}\n";
+
+    #[test]
+    fn follows_the_projects_configuration() {
+        let root = tempfile::tempdir().unwrap();
+        let wide = [file("src/lib.rs", LONG_CALL)];
+        let mut default = wide.clone();
+        format_in(root.path(), &mut default).unwrap();
+        fs::write(root.path().join("rustfmt.toml"), "max_width = 200\n").unwrap();
+        let mut configured = wide.clone();
+        format_in(root.path(), &mut configured).unwrap();
+        assert_ne!(default[0].contents, LONG_CALL, "wrapped at 100 columns");
+        assert_eq!(configured[0].contents, LONG_CALL, "kept within 200 columns");
+
+        // A configuration nearer to the file wins, as with cargo fmt.
+        fs::create_dir(root.path().join("api")).unwrap();
+        fs::write(root.path().join("api/.rustfmt.toml"), "max_width = 100\n").unwrap();
+        let mut nested = [file("api/src/lib.rs", LONG_CALL)];
+        format_in(root.path(), &mut nested).unwrap();
+        assert_eq!(nested[0].contents, default[0].contents);
     }
 
     #[test]
     fn invalid_code_is_reported_as_a_bug() {
-        let err = format(&mut [file("src/lib.rs", "fn {")]).unwrap_err();
+        let root = tempfile::tempdir().unwrap();
+        let err = format_in(root.path(), &mut [file("src/lib.rs", "fn {")]).unwrap_err();
         assert!(err.to_string().contains("a bug in opgen"), "{err}");
     }
 

@@ -1,5 +1,7 @@
 //! Where opgen's messages go: cargo-style status lines (`    Creating src/main.rs`) on
-//! stderr, coloured on a terminal; diffs and listings on stdout. Tests capture both.
+//! stderr, coloured as `--color` and the environment say (anstream decides, by the rules
+//! cargo and clap follow: `NO_COLOR`, `CLICOLOR_FORCE`, `CLICOLOR`, a terminal); diffs and
+//! listings on stdout. Tests capture both.
 
 use std::io::{IsTerminal, Write};
 #[cfg(test)]
@@ -18,17 +20,22 @@ pub struct Shell {
 
 const VERB: Style = AnsiColor::Green.on_default().bold();
 const NOTE: Style = AnsiColor::Cyan.on_default().bold();
+const ERROR: Style = AnsiColor::Red.on_default().bold();
+const WARNING: Style = AnsiColor::Yellow.on_default().bold();
 
 impl Shell {
-    /// The process's stdout and stderr; colour only when stderr is a terminal and `NO_COLOR`
-    /// is not set.
-    pub fn stdio(quiet: bool) -> Self {
-        let terminal = std::io::stderr().is_terminal();
+    /// The process's stdout and stderr, with colour on stderr as `choice` (`--color`) and,
+    /// for `auto`, the environment and the terminal decide.
+    pub fn stdio(quiet: bool, choice: anstream::ColorChoice) -> Self {
+        choice.write_global();
+        let stderr = std::io::stderr();
+        let terminal = stderr.is_terminal();
+        let color = anstream::AutoStream::choice(&stderr) != anstream::ColorChoice::Never;
         Self {
             out: Box::new(std::io::stdout()),
-            err: Box::new(std::io::stderr()),
+            err: Box::new(stderr),
             terminal,
-            color: terminal && std::env::var_os("NO_COLOR").is_none(),
+            color,
             quiet,
         }
     }
@@ -50,6 +57,11 @@ impl Shell {
         }
     }
 
+    /// Whether opgen colours its messages, and so tells the programs it runs to colour theirs.
+    pub fn colors(&self) -> bool {
+        self.color
+    }
+
     /// Whether progress may be shown: stderr is an interactive terminal and `--quiet` is off.
     pub fn shows_progress(&self) -> bool {
         self.terminal && !self.quiet
@@ -69,14 +81,35 @@ impl Shell {
 
     /// A line of explanation on stderr.
     pub fn note(&mut self, message: &str) {
+        self.labelled(NOTE, "note", message);
+    }
+
+    /// Something the user should act on although the command succeeds, on stderr.
+    pub fn warn(&mut self, message: &str) {
+        self.labelled(WARNING, "warning", message);
+    }
+
+    fn labelled(&mut self, style: Style, label: &str, message: &str) {
         if self.quiet {
             return;
         }
         let _ = if self.color {
-            writeln!(self.err, "{NOTE}note{NOTE:#}: {message}")
+            writeln!(self.err, "{style}{label}{style:#}: {message}")
         } else {
-            writeln!(self.err, "note: {message}")
+            writeln!(self.err, "{label}: {message}")
         };
+    }
+
+    /// A failed command's error and its causes on stderr, even with `--quiet`.
+    pub fn error(&mut self, err: &anyhow::Error) {
+        let _ = if self.color {
+            writeln!(self.err, "{ERROR}error{ERROR:#}: {err}")
+        } else {
+            writeln!(self.err, "error: {err}")
+        };
+        for cause in err.chain().skip(1) {
+            let _ = writeln!(self.err, "  caused by: {cause}");
+        }
     }
 
     /// Guidance for a person on stdout (next steps), left out with `--quiet`.

@@ -123,7 +123,7 @@ fn create_api_operand_on_a_deployment() {
     snapshot_create_api(
         "api_operand_deployment",
         &[
-            "--group cache --version v1 --kind Memcached --image memcached:1.6 --command memcached,-m=64",
+            "--group cache --version v1 --kind Memcached --image memcached:1.6 --command memcached --command -m=64",
         ],
     );
 }
@@ -133,7 +133,45 @@ fn create_api_operand_on_a_statefulset() {
     snapshot_create_api(
         "api_operand_statefulset",
         &[
-            "--group db --version v1alpha1 --kind MySQLCluster --image mysql:8.0 --workload statefulset --port 3306 --run-as-user 999",
+            "--group db --version v1alpha1 --kind MySQLCluster --image mysql:8.0 --workload statefulset --port 3306",
         ],
+    );
+}
+
+/// Snapshots the bundle (and `config/olm`, `config/manifests`) of a project made with
+/// `init_args`, with a plain two-version kind and two operand kinds.
+fn snapshot_bundle(scenario: &str, init_args: &str) {
+    let project = Project::init("demo-operator", init_args);
+    project.add_bundle_kinds();
+    project
+        .opgen()
+        .args(
+            "generate bundle --version 0.1.0 --image registry.example.com/demo-operator:v0.1.0"
+                .split_whitespace(),
+        )
+        .assert()
+        .success();
+    let bundle = project
+        .tree()
+        .into_iter()
+        .filter(|(path, _)| {
+            ["bundle/", "bundle.Dockerfile", "config/olm/"]
+                .iter()
+                .any(|prefix| path.starts_with(prefix))
+        })
+        .collect();
+    snapshot_files(scenario, &bundle);
+}
+
+#[test]
+fn bundle_of_a_cluster_wide_operator() {
+    snapshot_bundle("bundle_cluster", "");
+}
+
+#[test]
+fn bundle_of_a_namespaced_operator() {
+    snapshot_bundle(
+        "bundle_namespaced",
+        "--namespaced --kubernetes-version 1.37",
     );
 }

@@ -1,10 +1,11 @@
 //! `opgen create api`: adds a kind (or a version of one) and its controller.
 
-use anyhow::{Context as _, bail};
+use anyhow::bail;
 
 use crate::{
     cli::CreateApiArgs,
-    model::{Group, Kind, Operand, Resource, ResourceName, Version},
+    interrupt::Interrupt,
+    model::{Group, ImageRef, Kind, KnownImage, Operand, Resource, ResourceName, Version},
     plan::{OnConflict, Plan},
     project::Project,
     prompt::Prompter,
@@ -13,8 +14,7 @@ use crate::{
 };
 
 pub fn run(args: CreateApiArgs, shell: &mut Shell) -> anyhow::Result<()> {
-    let cwd = std::env::current_dir().context("cannot read the current directory")?;
-    let (root, project) = Project::find(&cwd)?;
+    let (root, _lock, project) = super::find_project(shell)?;
     let prompter = Prompter::new(args.write.yes);
     let group: Group = prompter.value(
         args.group.clone(),
@@ -26,9 +26,15 @@ pub fn run(args: CreateApiArgs, shell: &mut Shell) -> anyhow::Result<()> {
         prompter.value(args.version.clone(), "--version", "API version", None)?;
     let kind: Kind = prompter.value(args.kind.clone(), "--kind", "Kind (PascalCase)", None)?;
 
-    let change = plan_resource(&project, group, version, kind, &args)?;
-    let (files, formatted) =
-        scaffold::resource_files(&change.project, &change.resource, change.parts)?;
+    let interrupt = Interrupt::catch_signals()?;
+    let change = plan_resource(&project, group, version, kind, &args, &prompter)?;
+    let (files, formatted) = scaffold::resource_files(
+        &change.project,
+        &change.resource,
+        change.parts,
+        &root,
+        &interrupt,
+    )?;
     if !formatted {
         shell.note("rustfmt was not found: run `cargo fmt` once it is installed");
     }
@@ -38,7 +44,18 @@ pub fn run(args: CreateApiArgs, shell: &mut Shell) -> anyhow::Result<()> {
         OnConflict::Refuse
     };
     let plan = Plan::new(&root, files, on_conflict)?;
-    super::write(&plan, args.write.dry_run, shell)?;
+    super::write(&plan, args.write.dry_run, shell, &interrupt)?;
+    // Said once, when `--image` makes the kind an operand; later versions share its operand.
+    if let Some(operand) = change
+        .resource
+        .operand
+        .as_ref()
+        .filter(|_| args.image.is_some())
+    {
+        for warning in operand_warnings(operand, &change.resource.controller_file()) {
+            shell.warn(&warning);
+        }
+    }
     if !args.write.dry_run {
         shell.hint(&next_steps(&change));
     }
@@ -60,6 +77,7 @@ pub fn plan_resource(
     version: Version,
     kind: Kind,
     args: &CreateApiArgs,
+    prompter: &Prompter,
 ) -> anyhow::Result<ResourceChange> {
     let versions: Vec<&Resource> = project
         .resources
@@ -97,7 +115,7 @@ pub fn plan_resource(
         (None, false) => bail!(
             "--resource=false needs the types of {kind} {group}/{version} to exist, and PROJECT has none\n\nCreate them first: opgen create api --group {group} --version {version} --kind {kind}"
         ),
-        (None, true) => new_resource(project, first, group, version, kind, args)?,
+        (None, true) => new_resource(project, first, group, version, kind, args, prompter)?,
     };
     resource.controller = resource.controller || with_controller;
 
@@ -113,6 +131,11 @@ pub fn plan_resource(
     if existing.is_none() {
         choose_storage(&mut updated, &resource, args.storage);
     }
+    // The flags were checked above with messages that name them; this is the rule book every
+    // PROJECT follows (names Kubernetes refuses, Rust types two kinds would share, …).
+    updated
+        .check()
+        .map_err(|violation| anyhow::anyhow!("{}", violation.message))?;
     let resource = updated
         .resources
         .iter()
@@ -138,6 +161,7 @@ fn new_resource(
     version: Version,
     kind: Kind,
     args: &CreateApiArgs,
+    prompter: &Prompter,
 ) -> anyhow::Result<Resource> {
     let plural = match &args.plural {
         Some(plural) => plural.parse()?,
@@ -206,7 +230,7 @@ fn new_resource(
             "--image is set by the first version of a kind, and {kind} {group}/{} has it already\n\nDrop --image and the other operand flags: the new version keeps the kind's operand",
             first.version
         ),
-        (Some(image), None) => Some(operand(image, args)?),
+        (Some(image), None) => Some(operand(image, args, prompter)?),
         (None, first) => first.and_then(|f| f.operand.clone()),
     };
     Ok(Resource {
@@ -222,33 +246,76 @@ fn new_resource(
     })
 }
 
-/// The application of an operand kind, from `--image` and its companion flags.
-fn operand(image: &str, args: &CreateApiArgs) -> anyhow::Result<Operand> {
-    if args.run_as_user == Some(0) || args.run_as_user.is_some_and(|uid| uid < 0) {
-        bail!(
-            "invalid --run-as-user `{}`: the pods run as non-root, so the UID must be a positive number\n\nPick the image's non-root UID (e.g. 999 for mysql), or drop the flag",
-            args.run_as_user.unwrap_or_default()
-        );
-    }
-    let command = match &args.command {
-        Some(command) => {
-            let parts: Vec<String> = command.split(',').map(|p| p.trim().to_owned()).collect();
-            if parts.iter().any(String::is_empty) {
-                bail!(
-                    "invalid --command `{command}`: it is a comma-separated list of non-empty arguments, e.g. \"memcached,-m=64\""
-                );
-            }
-            parts
-        }
-        None => Vec::new(),
+/// The application of an operand kind, from `--image` and its companion flags (clap has
+/// range-checked `--port` and `--run-as-user`). On a terminal, asks for the UID when neither
+/// `--run-as-user` nor opgen's table of known images gives one.
+fn operand(image: &str, args: &CreateApiArgs, prompter: &Prompter) -> anyhow::Result<Operand> {
+    let image: ImageRef = image.parse()?;
+    let command = if args.command.is_empty() {
+        args.command_args.clone()
+    } else {
+        args.command.clone()
     };
-    Ok(Operand {
-        image: image.parse()?,
+    if command.iter().any(String::is_empty) {
+        bail!("invalid --command: an argument is empty");
+    }
+    let mut operand = Operand {
+        image,
         workload: args.workload.unwrap_or_default(),
         port: args.port,
         run_as_user: args.run_as_user,
         command,
-    })
+    };
+    if operand.run_as().is_none() {
+        operand.run_as_user = prompter.optional(&format!(
+            "UID of a non-root user {} runs as (empty: the image's own user)",
+            operand.image
+        ))?;
+    }
+    Ok(operand)
+}
+
+/// What the user should know of an operand that opgen scaffolds but cannot vouch for: its
+/// pods run as a non-root number, with no capabilities and a read-only root filesystem.
+fn operand_warnings(operand: &Operand, controller_file: &str) -> Vec<String> {
+    let image = &operand.image;
+    let Some(known) = operand.known_image() else {
+        if operand.run_as().is_some() {
+            return Vec::new();
+        }
+        return vec![format!(
+            "opgen does not know which user `{image}` runs as. Its pods run with `runAsNonRoot`, so the kubelet refuses to start them if the image runs as root, or names its user rather than giving a number\n\nIf it does, set RUN_AS_USER and RUN_AS_GROUP in {controller_file} to a non-root user the image supports (`create api --run-as-user <UID>` sets them)"
+        )];
+    };
+    let mut warnings = Vec::new();
+    let repository = known.repository;
+    if let Some(needs_root) = &known.needs_root {
+        let instead = KnownImage::by_repository(needs_root.instead)
+            .expect("the table names its own entries (tested)");
+        warnings.push(format!(
+            "`{repository}` does not run in the pods opgen scaffolds: {}\n\nUse `{}` instead, which listens on {} as UID {}: --image {}:<tag> --port {}",
+            needs_root.why,
+            instead.repository,
+            instead.port,
+            instead.user.uid,
+            instead.repository,
+            instead.port
+        ));
+    }
+    let image_user = known.user_of(image);
+    if let Some(uid) = operand.run_as_user.filter(|uid| *uid != image_user.uid()) {
+        warnings.push(format!(
+            "--run-as-user {uid} differs from the user of `{repository}`, `{}` (UID {}, GID {}): the pods run as {uid}, so the image must work as that user although its files belong to {}\n\nDrop --run-as-user to run as {}",
+            image_user.name, image_user.uid, image_user.gid, image_user.uid, image_user.uid
+        ));
+    }
+    if let Some(port) = operand.port.filter(|port| *port != known.port) {
+        warnings.push(format!(
+            "`{repository}` listens on port {}, not {port}: configure it to listen on {port}, or its readiness probe fails and the Service reaches nothing",
+            known.port
+        ));
+    }
+    warnings
 }
 
 /// Marks the storage version of the kind of `added`: `--storage` decides when given;
@@ -292,4 +359,73 @@ fn next_steps(change: &ResourceChange) -> String {
     steps
         .push_str("  make manifests   # regenerate the CRDs and RBAC from the code\n  make test\n");
     steps
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::Workload;
+
+    fn warnings(image: &str, port: Option<u16>, run_as_user: Option<i64>) -> Vec<String> {
+        let operand = Operand {
+            image: image.parse().unwrap(),
+            workload: Workload::Deployment,
+            port,
+            run_as_user: run_as_user.map(|uid| uid.try_into().unwrap()),
+            command: Vec::new(),
+        };
+        operand_warnings(&operand, "src/controllers/web/site.rs")
+    }
+
+    #[test]
+    fn a_known_image_run_as_published_needs_no_warning() {
+        assert!(warnings("mysql:8.0", Some(3306), None).is_empty());
+        assert!(warnings("mysql:8.0", None, Some(999)).is_empty());
+        assert!(warnings("redis:7-alpine", Some(6379), Some(999)).is_empty());
+    }
+
+    #[test]
+    fn an_unknown_image_without_a_uid_is_warned_of_and_told_the_fix() {
+        let warning = one_warning("ghcr.io/org/app:v1", None, None);
+        for needle in [
+            "`ghcr.io/org/app:v1`",
+            "runAsNonRoot",
+            "--run-as-user",
+            "RUN_AS_GROUP in src/controllers/web/site.rs",
+        ] {
+            assert!(warning.contains(needle), "{needle}: {warning}");
+        }
+        assert!(warnings("ghcr.io/org/app:v1", None, Some(1000)).is_empty());
+    }
+
+    /// The one warning about an operand.
+    fn one_warning(image: &str, port: Option<u16>, run_as_user: Option<i64>) -> String {
+        let mut found = warnings(image, port, run_as_user);
+        assert_eq!(found.len(), 1, "{found:?}");
+        found.remove(0)
+    }
+
+    #[test]
+    fn a_uid_that_contradicts_a_known_image_is_said() {
+        let warning = one_warning("mysql:8.0", None, Some(1000));
+        let expected = "--run-as-user 1000 differs from the user of `mysql`, `mysql` (UID 999";
+        assert!(warning.contains(expected), "{warning}");
+    }
+
+    #[test]
+    fn nginx_is_pointed_to_its_unprivileged_variant() {
+        let warning = one_warning("nginx:1.27", Some(80), None);
+        let expected = "--image nginxinc/nginx-unprivileged:<tag> --port 8080";
+        assert!(warning.contains(expected), "{warning}");
+        assert!(warnings("nginxinc/nginx-unprivileged:1.27", Some(8080), None).is_empty());
+    }
+
+    #[test]
+    fn a_port_the_known_image_does_not_listen_on_is_said() {
+        let warning = one_warning("nginxinc/nginx-unprivileged:1.27", Some(80), None);
+        assert!(
+            warning.contains("listens on port 8080, not 80"),
+            "{warning}"
+        );
+    }
 }

@@ -4,13 +4,12 @@
 
 use std::{path::Path, process::ExitCode};
 
-use anyhow::{Context as _, bail};
-
 use crate::{
-    apply,
+    apply::Transaction,
     cli::ManifestsArgs,
+    interrupt::Interrupt,
     manifests::{self, crdgen, crds, markers},
-    plan::{Action, OnConflict, Plan, PlannedFile},
+    plan::{OnConflict, Plan, PlannedFile},
     project::Project,
     scaffold,
     shell::Shell,
@@ -28,14 +27,14 @@ enum Mode {
 }
 
 pub fn run(args: ManifestsArgs, shell: &mut Shell) -> anyhow::Result<ExitCode> {
-    let cwd = std::env::current_dir().context("cannot read the current directory")?;
-    let (root, project) = Project::find(&cwd)?;
+    let (root, _lock, project) = super::find_project(shell)?;
     let mode = match (args.check, args.dry_run) {
         (true, _) => Mode::Check,
         (false, true) => Mode::DryRun,
         (false, false) => Mode::Write,
     };
-    generate(&root, &project, mode, shell)
+    let interrupt = Interrupt::catch_signals()?;
+    generate(&root, &project, mode, shell, &interrupt)
 }
 
 fn generate(
@@ -43,6 +42,7 @@ fn generate(
     project: &Project,
     mode: Mode,
     shell: &mut Shell,
+    interrupt: &Interrupt,
 ) -> anyhow::Result<ExitCode> {
     // The markers are read in an instant and the build may take minutes: fail fast.
     let rules = markers::read_controllers(root, project)?;
@@ -50,38 +50,60 @@ fn generate(
     // crdgen is built from the api crate as it is on disk, but part of that crate (its module
     // tree and `all_crds()`) is generated from PROJECT. When those files are out of date
     // (PROJECT edited by hand, or a newer opgen), the CRDs must be built from the new ones:
-    // they are written first, and put back if anything later fails.
+    // they are written first, in the transaction that writes the manifests, so that a failed
+    // build or a signal puts them back.
     let (api_files, other_files): (Vec<PlannedFile>, Vec<PlannedFile>) =
-        scaffold::generated_files(project)?
+        scaffold::generated_files(project, root, interrupt)?
             .into_iter()
             .partition(|file| file.path.starts_with("api/"));
     let api_plan = Plan::new(root, api_files.clone(), OnConflict::Refuse)?;
     let api_stale = !api_plan.is_noop();
     let mut files = vec![manifests::role_file(&rules, project)];
     files.extend(other_files);
-    if mode == Mode::Write && api_stale {
-        let applied = apply::apply_reversibly(&api_plan, shell)?;
-        let result = finish(root, project, files, mode, api_stale, shell);
-        if result.is_err() {
-            applied.undo();
-            shell.note("the api crate's generated files were put back as they were");
+    if mode == Mode::Write {
+        let mut transaction = Transaction::new(interrupt.clone());
+        if api_stale {
+            transaction.apply(&api_plan, shell)?;
         }
-        return result;
+        let plan = match plan_manifests(root, project, files, mode, api_stale, shell, interrupt) {
+            Ok(plan) => plan,
+            Err(err) => return Err(transaction.undo(err)),
+        };
+        if plan.is_noop() && !api_stale {
+            shell.note("manifests are up to date; nothing changed");
+        } else {
+            transaction.apply(&plan, shell)?;
+        }
+        transaction.commit()?;
+        return Ok(ExitCode::SUCCESS);
     }
     files.extend(api_files);
-    finish(root, project, files, mode, api_stale, shell)
+    let plan = plan_manifests(root, project, files, mode, api_stale, shell, interrupt)?;
+    match mode {
+        Mode::Check => super::check(
+            &plan,
+            "manifests are",
+            "run `opgen generate manifests` (or `make manifests`)",
+            shell,
+        ),
+        Mode::DryRun | Mode::Write => {
+            super::write(&plan, true, shell, interrupt)?;
+            Ok(ExitCode::SUCCESS)
+        }
+    }
 }
 
-/// Builds the CRDs, then writes, prints or checks them with `files`. `api_stale` tells that
-/// the api crate's generated files were out of date (and, when writing, are written already).
-fn finish(
+/// Builds the CRDs and plans them with `files`. `api_stale` tells that the api crate's
+/// generated files were out of date (and, when writing, are written already).
+fn plan_manifests(
     root: &Path,
     project: &Project,
     files: Vec<PlannedFile>,
     mode: Mode,
     api_stale: bool,
     shell: &mut Shell,
-) -> anyhow::Result<ExitCode> {
+    interrupt: &Interrupt,
+) -> anyhow::Result<Plan> {
     let mut all = if project.kinds().next().is_none() {
         // Nothing to build: the crdgen of a project without kinds prints nothing.
         Vec::new()
@@ -91,7 +113,7 @@ fn finish(
         );
         Vec::new()
     } else {
-        let output = crdgen::run(root, project, shell)?;
+        let output = crdgen::run(root, project, shell, interrupt)?;
         crds::crd_files(&output, project)?
     };
     all.extend(files);
@@ -100,48 +122,7 @@ fn finish(
             "{path} is the CRD of no kind in PROJECT; opgen leaves it alone: delete it if it is left over"
         ));
     }
-
-    let plan = Plan::new(root, all, OnConflict::Refuse)?;
-    match mode {
-        Mode::Check => check(&plan, shell),
-        Mode::DryRun => {
-            super::write(&plan, true, shell)?;
-            Ok(ExitCode::SUCCESS)
-        }
-        Mode::Write if plan.is_noop() && !api_stale => {
-            shell.note("manifests are up to date; nothing changed");
-            Ok(ExitCode::SUCCESS)
-        }
-        Mode::Write => {
-            super::write(&plan, false, shell)?;
-            Ok(ExitCode::SUCCESS)
-        }
-    }
-}
-
-/// `--check`: a diff of every file that would change on stdout, their paths on stderr, and
-/// an error if there is any.
-fn check(plan: &Plan, shell: &mut Shell) -> anyhow::Result<ExitCode> {
-    let outdated: Vec<_> = plan.changes.iter().filter(|c| c.writes()).collect();
-    if outdated.is_empty() {
-        shell.note("manifests are up to date");
-        return Ok(ExitCode::SUCCESS);
-    }
-    for change in &outdated {
-        let old = change.old.as_deref().unwrap_or_default();
-        shell.print(&apply::unified_diff(&change.path, old, &change.new));
-    }
-    for change in &outdated {
-        let verb = if change.action == Action::Create {
-            "Missing"
-        } else {
-            "Outdated"
-        };
-        shell.status(verb, &change.path);
-    }
-    bail!(
-        "manifests are out of date: run `opgen generate manifests` (or `make manifests`) and commit the result"
-    )
+    Ok(Plan::new(root, all, OnConflict::Refuse)?)
 }
 
 #[cfg(test)]
@@ -162,7 +143,7 @@ mod tests {
     ) -> (anyhow::Result<ExitCode>, String, String) {
         let (out, err) = (Buffer::default(), Buffer::default());
         let mut shell = Shell::to_buffers(out.clone(), err.clone());
-        let result = generate(root, project, mode, &mut shell);
+        let result = generate(root, project, mode, &mut shell, &Interrupt::never());
         (result, out.text(), err.text())
     }
 
@@ -278,9 +259,9 @@ mod tests {
         // No Cargo.toml: the build fails (or cargo is missing); either way nothing may stay.
         let dir = tempfile::tempdir().unwrap();
         let (result, _, err) = run_in(dir.path(), &project_with_a_kind(), Mode::Write);
-        assert!(result.is_err());
         assert!(err.contains("Creating api/src/lib.rs"), "{err}");
-        assert!(err.contains("put back"), "{err}");
+        let message = result.unwrap_err().to_string();
+        assert!(message.contains("nothing was changed"), "{message}");
         assert!(!dir.path().join("api").exists());
         assert!(!dir.path().join("config").exists());
     }

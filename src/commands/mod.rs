@@ -2,17 +2,78 @@
 //! applies it.
 
 pub mod create_api;
+pub mod generate_bundle;
 pub mod generate_manifests;
 pub mod init;
+pub mod update;
 
-use crate::{apply, plan::Plan, shell::Shell};
+use std::{path::PathBuf, process::ExitCode};
 
-/// Prints the plan (`--dry-run`) or carries it out.
-pub fn write(plan: &Plan, dry_run: bool, shell: &mut Shell) -> anyhow::Result<()> {
+use anyhow::Context as _;
+
+use crate::{
+    apply,
+    interrupt::Interrupt,
+    lock::ProjectLock,
+    model::OpgenVersion,
+    plan::{Action, Plan},
+    project::Project,
+    shell::Shell,
+};
+
+/// The project around the current directory, locked for this command, for a command that adds
+/// to it or regenerates it. Reading `PROJECT` refuses a project of a newer opgen; one of an
+/// older opgen is worked on, with a note that `opgen update` brings it to this release.
+pub fn find_project(shell: &mut Shell) -> anyhow::Result<(PathBuf, ProjectLock, Project)> {
+    let cwd = std::env::current_dir().context("cannot read the current directory")?;
+    let (root, lock, project) = Project::open(&cwd)?;
+    let running = OpgenVersion::running();
+    if project.opgen_version.compare(&running).is_lt() {
+        shell.note(&format!(
+            "this project was made by opgen {}; `opgen update` brings its generated files and PROJECT's `opgenVersion` to this opgen, {running}",
+            project.opgen_version
+        ));
+    }
+    Ok((root, lock, project))
+}
+
+/// Prints the plan (`--dry-run`) or carries it out, restoring every file if a write fails or
+/// a signal arrives before the end.
+pub fn write(
+    plan: &Plan,
+    dry_run: bool,
+    shell: &mut Shell,
+    interrupt: &Interrupt,
+) -> anyhow::Result<()> {
     if dry_run {
         apply::print_dry_run(plan, shell);
+        interrupt.check()?;
         Ok(())
     } else {
-        apply::apply(plan, shell)
+        apply::apply(plan, shell, interrupt)
     }
+}
+
+/// `--check`: when `plan` would change files, prints a diff of each on stdout and their paths on
+/// stderr, and fails saying `subject` (`manifests are`) out of date and how to `fix` it;
+/// otherwise notes that `subject` up to date.
+pub fn check(plan: &Plan, subject: &str, fix: &str, shell: &mut Shell) -> anyhow::Result<ExitCode> {
+    let outdated: Vec<_> = plan.changes.iter().filter(|c| c.writes()).collect();
+    if outdated.is_empty() {
+        shell.note(&format!("{subject} up to date"));
+        return Ok(ExitCode::SUCCESS);
+    }
+    for change in &outdated {
+        let old = change.old.as_deref().unwrap_or_default();
+        shell.print(&apply::unified_diff(&change.path, old, &change.new));
+    }
+    for change in &outdated {
+        let verb = if change.action == Action::Create {
+            "Missing"
+        } else {
+            "Outdated"
+        };
+        shell.status(verb, &change.path);
+    }
+    anyhow::bail!("{subject} out of date: {fix} and commit the result")
 }

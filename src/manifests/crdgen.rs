@@ -8,6 +8,10 @@
 //! other line (warnings, errors) is printed above the spinner, coloured as cargo coloured it.
 //! Elsewhere (CI, pipes) cargo runs quietly with its stderr passed straight through.
 //!
+//! cargo is told to colour its messages exactly when opgen colours its own (`--color`,
+//! `NO_COLOR`, `CLICOLOR_FORCE`). It runs in a process group of its own: on Ctrl-C or SIGTERM
+//! opgen stops it, with the rustc processes it started, and restores what it wrote.
+//!
 //! cargo finds the target directory itself, so `CARGO_TARGET_DIR` is honoured.
 
 use std::{
@@ -21,7 +25,11 @@ use std::{
 
 use indicatif::{ProgressBar, ProgressStyle};
 
-use crate::{project::Project, shell::Shell};
+use crate::{
+    interrupt::{self, Interrupt, Interrupted},
+    project::Project,
+    shell::Shell,
+};
 
 /// The api crate's binary that prints every CRD.
 pub const BINARY: &str = "crdgen";
@@ -51,37 +59,58 @@ pub enum CrdgenError {
     Failed { command: String, status: ExitStatus },
     #[error("crdgen printed text that is not UTF-8")]
     NotUtf8,
+    #[error("the build of crdgen was stopped")]
+    Interrupted(#[source] Interrupted),
 }
 
 /// Builds and runs crdgen in the project at `root`, and returns its standard output.
-pub fn run(root: &Path, project: &Project, shell: &Shell) -> Result<String, CrdgenError> {
+pub fn run(
+    root: &Path,
+    project: &Project,
+    shell: &Shell,
+    interrupt: &Interrupt,
+) -> Result<String, CrdgenError> {
     let progress = if shell.shows_progress() {
         Progress::Spinner
     } else {
         Progress::Plain
     };
-    execute(command(root, project, progress), progress)
+    execute(
+        command(root, project, progress, shell.colors()),
+        progress,
+        interrupt,
+    )
 }
 
-/// The cargo command that builds and runs crdgen. No `--locked`: a project may not have a
-/// lockfile yet, and the build would then create it, as any `cargo build` does.
-pub fn command(root: &Path, project: &Project, progress: Progress) -> Command {
+/// The cargo command that builds and runs crdgen, colouring its messages when `color` says.
+/// No `--locked`: a project may not have a lockfile yet, and the build would then create it,
+/// as any `cargo build` does.
+pub fn command(root: &Path, project: &Project, progress: Progress, color: bool) -> Command {
     let mut command = Command::new("cargo");
     command
         .current_dir(root)
         .args(["run", "--package"])
         .arg(project.project_name.api_crate())
         .args(["--bin", BINARY]);
-    command.arg(match progress {
-        // The status lines feed the spinner; the colours survive the pipe they pass through.
-        Progress::Spinner => "--color=always",
-        Progress::Plain => "--quiet",
+    if progress == Progress::Plain {
+        command.arg("--quiet");
+    }
+    // Said explicitly in both cases: cargo cannot tell through the spinner's pipe that its
+    // messages reach a terminal, and does not read NO_COLOR itself.
+    command.arg(if color {
+        "--color=always"
+    } else {
+        "--color=never"
     });
     command
 }
 
 /// Runs `command` and returns its standard output, which must be UTF-8.
-fn execute(mut command: Command, progress: Progress) -> Result<String, CrdgenError> {
+fn execute(
+    mut command: Command,
+    progress: Progress,
+    interrupt: &Interrupt,
+) -> Result<String, CrdgenError> {
     let shown = display(&command);
     let spawn_error = |source: io::Error| {
         if source.kind() == io::ErrorKind::NotFound {
@@ -94,16 +123,32 @@ fn execute(mut command: Command, progress: Progress) -> Result<String, CrdgenErr
         }
     };
     command.stdin(Stdio::null()).stdout(Stdio::piped());
-    let (status, stdout) = match progress {
-        Progress::Plain => {
-            let output = command
-                .stderr(Stdio::inherit())
-                .output()
-                .map_err(spawn_error)?;
-            (output.status, output.stdout)
-        }
-        Progress::Spinner => with_spinner(command).map_err(spawn_error)?,
-    };
+    command.stderr(match progress {
+        Progress::Plain => Stdio::inherit(),
+        Progress::Spinner => Stdio::piped(),
+    });
+    interrupt::own_process_group(&mut command);
+    let mut child = command.spawn().map_err(spawn_error)?;
+    let spinner = (progress == Progress::Spinner).then(|| {
+        let stderr = child.stderr.take().expect("stderr is piped");
+        Spinner::start(stderr)
+    });
+    // stdout is read on a thread of its own while the relay drains stderr, so that neither
+    // pipe can fill up and block cargo, and this thread can watch for signals.
+    let mut stdout_pipe = child.stdout.take().expect("stdout is piped");
+    let reader = thread::spawn(move || {
+        let mut stdout = Vec::new();
+        stdout_pipe.read_to_end(&mut stdout).map(|_| stdout)
+    });
+    let waited = interrupt.wait(&mut child);
+    let stdout = reader.join().unwrap_or_else(|_| Ok(Vec::new()));
+    if let Some(spinner) = spinner {
+        spinner.finish();
+    }
+    let status = waited
+        .map_err(CrdgenError::Interrupted)?
+        .map_err(spawn_error)?;
+    let stdout = stdout.map_err(spawn_error)?;
     if !status.success() {
         return Err(CrdgenError::Failed {
             command: shown,
@@ -113,36 +158,33 @@ fn execute(mut command: Command, progress: Progress) -> Result<String, CrdgenErr
     String::from_utf8(stdout).map_err(|_| CrdgenError::NotUtf8)
 }
 
-/// Runs `command` with a spinner on stderr, relaying cargo's stderr as described in the
-/// module's documentation; returns the exit status and the standard output.
-fn with_spinner(mut command: Command) -> io::Result<(ExitStatus, Vec<u8>)> {
-    let mut child = command.stderr(Stdio::piped()).spawn()?;
-    let spinner = ProgressBar::new_spinner();
-    spinner.set_style(
-        ProgressStyle::with_template("{spinner:.green} {wide_msg} {elapsed:.dim}")
-            .expect("the spinner template is valid"),
-    );
-    spinner.set_message("Building crdgen");
-    spinner.enable_steady_tick(Duration::from_millis(100));
-    let stderr = child.stderr.take().expect("stderr is piped");
-    let relay = {
-        let spinner = spinner.clone();
-        thread::spawn(move || relay(stderr, &spinner))
-    };
-    // stdout is read while the relay drains stderr, so that neither pipe can fill up and
-    // block cargo.
-    let mut stdout = Vec::new();
-    let read = child
-        .stdout
-        .take()
-        .expect("stdout is piped")
-        .read_to_end(&mut stdout);
-    let status = child.wait();
-    // The relay ends when cargo closes its stderr; a panic there lost only messages.
-    let _ = relay.join();
-    spinner.finish_and_clear();
-    read?;
-    Ok((status?, stdout))
+/// A spinner on stderr, fed by cargo's stderr as described in the module's documentation.
+struct Spinner {
+    bar: ProgressBar,
+    relay: thread::JoinHandle<()>,
+}
+
+impl Spinner {
+    fn start(stderr: impl Read + Send + 'static) -> Self {
+        let bar = ProgressBar::new_spinner();
+        bar.set_style(
+            ProgressStyle::with_template("{spinner:.green} {wide_msg} {elapsed:.dim}")
+                .expect("the spinner template is valid"),
+        );
+        bar.set_message("Building crdgen");
+        bar.enable_steady_tick(Duration::from_millis(100));
+        let relay = {
+            let bar = bar.clone();
+            thread::spawn(move || relay(stderr, &bar))
+        };
+        Self { bar, relay }
+    }
+
+    fn finish(self) {
+        // The relay ends when cargo closes its stderr; a panic there lost only messages.
+        let _ = self.relay.join();
+        self.bar.finish_and_clear();
+    }
 }
 
 fn relay(stderr: impl Read, spinner: &ProgressBar) {
@@ -175,25 +217,9 @@ fn is_cargo_status(line: &str) -> bool {
         && chars.all(|c| c.is_ascii_lowercase())
 }
 
-/// `text` without its ANSI control sequences (`ESC [ … final byte`), which colour it.
+/// `text` without the ANSI escape sequences that colour it.
 fn strip_ansi(text: &str) -> String {
-    let mut plain = String::with_capacity(text.len());
-    let mut chars = text.chars();
-    while let Some(c) = chars.next() {
-        if c == '\u{1b}' {
-            if chars.next() == Some('[') {
-                // Parameters and intermediates run until the final byte, '@' to '~'.
-                for c in chars.by_ref() {
-                    if ('@'..='~').contains(&c) {
-                        break;
-                    }
-                }
-            }
-        } else {
-            plain.push(c);
-        }
-    }
-    plain
+    anstream::adapter::strip_str(text).to_string()
 }
 
 /// The command line, as a user would type it.
@@ -217,17 +243,19 @@ mod tests {
     #[test]
     fn runs_the_api_crates_crdgen_in_the_project() {
         let root = Path::new("projects/demo-operator");
-        let plain = command(root, &project(), Progress::Plain);
+        let plain = command(root, &project(), Progress::Plain, false);
         assert_eq!(
             display(&plain),
-            "cargo run --package demo-operator-api --bin crdgen --quiet"
+            "cargo run --package demo-operator-api --bin crdgen --quiet --color=never"
         );
         assert_eq!(plain.get_current_dir(), Some(root));
-        let spinner = command(root, &project(), Progress::Spinner);
+        let spinner = command(root, &project(), Progress::Spinner, true);
         assert_eq!(
             display(&spinner),
             "cargo run --package demo-operator-api --bin crdgen --color=always"
         );
+        let spinner = command(root, &project(), Progress::Spinner, false);
+        assert!(display(&spinner).ends_with("--color=never"));
     }
 
     #[test]
@@ -235,7 +263,10 @@ mod tests {
         for progress in [Progress::Plain, Progress::Spinner] {
             let mut command = Command::new("sh");
             command.args(["-c", "echo ---"]);
-            assert_eq!(execute(command, progress).unwrap(), "---\n");
+            assert_eq!(
+                execute(command, progress, &Interrupt::never()).unwrap(),
+                "---\n"
+            );
         }
     }
 
@@ -243,7 +274,7 @@ mod tests {
     fn failure_names_the_command_and_the_fix() {
         let mut command = Command::new("sh");
         command.args(["-c", "exit 101"]);
-        let err = execute(command, Progress::Plain).unwrap_err();
+        let err = execute(command, Progress::Plain, &Interrupt::never()).unwrap_err();
         assert!(matches!(err, CrdgenError::Failed { .. }), "{err:?}");
         let message = err.to_string();
         assert!(
@@ -261,7 +292,7 @@ mod tests {
     #[test]
     fn missing_cargo() {
         let command = Command::new("/nonexistent/opgen-test/cargo");
-        let err = execute(command, Progress::Plain).unwrap_err();
+        let err = execute(command, Progress::Plain, &Interrupt::never()).unwrap_err();
         assert_eq!(
             err.to_string(),
             "cargo was not found on PATH: install Rust from rustup.rs"
@@ -273,9 +304,21 @@ mod tests {
         let mut command = Command::new("sh");
         command.args(["-c", "printf '\\377'"]);
         assert!(matches!(
-            execute(command, Progress::Plain),
+            execute(command, Progress::Plain, &Interrupt::never()),
             Err(CrdgenError::NotUtf8)
         ));
+    }
+
+    #[test]
+    fn an_interrupt_stops_the_build() {
+        for progress in [Progress::Plain, Progress::Spinner] {
+            let mut command = Command::new("sh");
+            command.args(["-c", "sleep 5"]);
+            let started = std::time::Instant::now();
+            let err = execute(command, progress, &Interrupt::after(3)).unwrap_err();
+            assert!(matches!(err, CrdgenError::Interrupted(_)), "{err:?}");
+            assert!(started.elapsed() < Duration::from_secs(4));
+        }
     }
 
     #[test]

@@ -131,7 +131,8 @@ impl fmt::Display for Hint<'_> {
                 format!("Expected keys: {}", KEYS.join(", "))
             }
             Problem::MissingKey("groups") => {
-                "Name the API groups; the core group (pods, services, …) is `groups=\"\"`".to_owned()
+                "Name the API groups; the core group (pods, services, …) is `groups=\"\"`"
+                    .to_owned()
             }
             Problem::MissingKey(_) => {
                 "A marker needs `resources` (or `urls`) and `verbs`".to_owned()
@@ -143,14 +144,19 @@ impl fmt::Display for Hint<'_> {
                 "Separate `key=value` pairs with a single `,`, and end with no `,`".to_owned()
             }
             Problem::UnknownVerb { urls, .. } => {
-                let verbs = if *urls { &URL_VERBS[..] } else { &RESOURCE_VERBS[..] };
+                let verbs = if *urls {
+                    &URL_VERBS[..]
+                } else {
+                    &RESOURCE_VERBS[..]
+                };
                 format!("Expected verbs: {}", verbs.join(", "))
             }
             Problem::UrlsWithResources => {
                 "Write one marker for the resources and another for the URLs".to_owned()
             }
             Problem::UrlsInNamespacedProject => {
-                "Remove the marker, or make the project cluster-wide (`operatorScope: cluster` in PROJECT)".to_owned()
+                "Remove the marker: a namespaced operator's role is a Role, which grants no URLs"
+                    .to_owned()
             }
             Problem::DuplicateKey(_)
             | Problem::NotSingle { .. }

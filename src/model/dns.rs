@@ -26,6 +26,15 @@ pub fn label_problem(value: &str) -> Option<String> {
     None
 }
 
+/// The problem with `value` as a DNS-1035 label, if any: a DNS-1123 label that starts with a
+/// letter. Kubernetes names resources (plurals, singulars, short names) this way.
+pub fn label_1035_problem(value: &str) -> Option<String> {
+    label_problem(value).or_else(|| {
+        (!value.starts_with(|c: char| c.is_ascii_lowercase()))
+            .then(|| "it must start with a letter".to_owned())
+    })
+}
+
 /// The problem with `value` as a DNS-1123 subdomain, if any: dot-separated labels, at most 253
 /// characters in all.
 pub fn subdomain_problem(value: &str) -> Option<String> {
@@ -61,6 +70,17 @@ mod tests {
         assert!(label_problem("a-").unwrap().contains("start and end"));
         assert!(label_problem(&"a".repeat(64)).unwrap().contains("63"));
         assert_eq!(label_problem(&"a".repeat(63)), None);
+    }
+
+    #[test]
+    fn dns_1035_labels_start_with_a_letter() {
+        assert_eq!(label_1035_problem("things"), None);
+        assert!(
+            label_1035_problem("1things")
+                .unwrap()
+                .contains("start with a letter")
+        );
+        assert!(label_1035_problem("Things").unwrap().contains("`T`"));
     }
 
     #[test]

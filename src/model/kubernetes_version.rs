@@ -63,19 +63,7 @@ impl fmt::Display for KubernetesVersion {
     }
 }
 
-impl serde::Serialize for KubernetesVersion {
-    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        serializer.collect_str(self)
-    }
-}
-
-impl<'de> serde::Deserialize<'de> for KubernetesVersion {
-    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        String::deserialize(deserializer)?
-            .parse()
-            .map_err(serde::de::Error::custom)
-    }
-}
+super::serde_as_text!(KubernetesVersion);
 
 #[cfg(test)]
 mod tests {

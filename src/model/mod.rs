@@ -2,14 +2,17 @@
 //! these types exactly once, and every derived name (plural, module, file, RBAC resource, CRD
 //! name) is a method here, so that all generated files agree with each other.
 
-mod dns;
+pub(crate) mod dns;
 mod domain;
 mod group;
 mod image;
 mod kind;
+mod known_image;
 mod kubernetes_version;
 mod license;
+mod non_root_id;
 mod operand;
+mod opgen_version;
 mod project_name;
 mod resource;
 mod resource_name;
@@ -20,9 +23,12 @@ pub use domain::Domain;
 pub use group::Group;
 pub use image::ImageRef;
 pub use kind::Kind;
+pub use known_image::{KnownImage, SampleEnv, WritableDir};
 pub use kubernetes_version::KubernetesVersion;
 pub use license::License;
-pub use operand::{Operand, Workload};
+pub use non_root_id::NonRootId;
+pub use operand::{Operand, RunAs, Workload};
+pub use opgen_version::{NewerProject, OpgenVersion};
 pub use project_name::ProjectName;
 pub use resource::Resource;
 pub use resource_name::ResourceName;
@@ -74,3 +80,25 @@ macro_rules! string_newtype {
     };
 }
 pub(crate) use string_newtype;
+
+/// Implements serde for a model type through its text: it serializes as its `Display` and
+/// deserializes through `FromStr`, so that a bad value in `PROJECT` fails with the model's
+/// own message.
+macro_rules! serde_as_text {
+    ($ty:ident) => {
+        impl serde::Serialize for $ty {
+            fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+                serializer.collect_str(self)
+            }
+        }
+
+        impl<'de> serde::Deserialize<'de> for $ty {
+            fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+                String::deserialize(deserializer)?
+                    .parse()
+                    .map_err(serde::de::Error::custom)
+            }
+        }
+    };
+}
+pub(crate) use serde_as_text;

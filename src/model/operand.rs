@@ -1,6 +1,6 @@
 use serde::{Deserialize, Serialize};
 
-use super::ImageRef;
+use super::{ImageRef, KnownImage, NonRootId};
 
 /// The workload an operand kind runs its application in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum, Serialize, Deserialize)]
@@ -53,12 +53,48 @@ pub struct Operand {
     /// The container port; a Service is created only when there is one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub port: Option<u16>,
-    /// The UID the container runs as; the image's user when absent.
+    /// The UID the container runs as, as given; the known image's user, else the image's own,
+    /// when absent (see [`Operand::run_as`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub run_as_user: Option<i64>,
+    pub run_as_user: Option<NonRootId>,
     /// The container's command; the image's entrypoint when empty.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub command: Vec<String>,
+}
+
+/// The user and group the container's processes run as. The group also owns the
+/// persistent volume (`fsGroup`), so that the user can write to it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RunAs {
+    pub user: NonRootId,
+    pub group: NonRootId,
+}
+
+impl Operand {
+    /// What opgen knows of the image, if it is a well-known one.
+    pub fn known_image(&self) -> Option<&'static KnownImage> {
+        KnownImage::find(&self.image)
+    }
+
+    /// The user and group the pods run as: the UID given with `--run-as-user` (with the known
+    /// image's group when it is the image's own user, else the group of the same number), or
+    /// the known image's user. `None` leaves the image's own user, which the kubelet must
+    /// then find to be a non-root number.
+    pub fn run_as(&self) -> Option<RunAs> {
+        let image_user = self.known_image().map(|known| known.user_of(&self.image));
+        match (self.run_as_user, image_user) {
+            (Some(user), Some(image_user)) if user == image_user.uid() => Some(RunAs {
+                user,
+                group: image_user.gid(),
+            }),
+            (Some(user), _) => Some(RunAs { user, group: user }),
+            (None, Some(image_user)) => Some(RunAs {
+                user: image_user.uid(),
+                group: image_user.gid(),
+            }),
+            (None, None) => None,
+        }
+    }
 }
 
 #[cfg(test)]
@@ -71,5 +107,42 @@ mod tests {
         assert_eq!(Workload::StatefulSet.resource(), "statefulsets");
         assert_eq!(Workload::Deployment.max_name_len(), 63);
         assert_eq!(Workload::StatefulSet.max_name_len(), 52);
+    }
+
+    fn operand(image: &str, run_as_user: Option<i64>) -> Operand {
+        Operand {
+            image: image.parse().unwrap(),
+            workload: Workload::StatefulSet,
+            port: None,
+            run_as_user: run_as_user.map(|uid| uid.try_into().unwrap()),
+            command: Vec::new(),
+        }
+    }
+
+    fn ids(operand: &Operand) -> Option<(i64, i64)> {
+        operand.run_as().map(|r| (r.user.get(), r.group.get()))
+    }
+
+    #[test]
+    fn a_known_image_runs_as_its_service_user() {
+        assert_eq!(ids(&operand("mysql:8.0", None)), Some((999, 999)));
+        assert_eq!(ids(&operand("redis:7-alpine", None)), Some((999, 1000)));
+        assert_eq!(ids(&operand("memcached:1.6", None)), Some((11211, 11211)));
+    }
+
+    #[test]
+    fn a_given_uid_wins_and_keeps_the_image_group_only_when_it_is_the_image_user() {
+        assert_eq!(
+            ids(&operand("redis:7-alpine", Some(999))),
+            Some((999, 1000))
+        );
+        assert_eq!(ids(&operand("mysql:8.0", Some(1000))), Some((1000, 1000)));
+        assert_eq!(ids(&operand("my-app:v1", Some(1234))), Some((1234, 1234)));
+    }
+
+    #[test]
+    fn an_unknown_image_without_a_uid_keeps_its_own_user() {
+        assert_eq!(ids(&operand("my-app:v1", None)), None);
+        assert_eq!(ids(&operand("bitnami/mysql:8.0", None)), None);
     }
 }

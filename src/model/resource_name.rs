@@ -12,12 +12,12 @@ impl FromStr for ResourceName {
     type Err = InvalidValue;
 
     fn from_str(value: &str) -> Result<Self, Self::Err> {
-        match dns::label_problem(value) {
+        match dns::label_1035_problem(value) {
             Some(problem) => Err(InvalidValue::new(
                 "resource name",
                 value,
                 format!(
-                    "{problem} (plurals and short names are DNS-1123 labels such as `mysqlclusters`)"
+                    "{problem} (plurals and short names are DNS-1035 labels such as `mysqlclusters`)"
                 ),
             )),
             None => Ok(Self(value.to_owned())),
@@ -108,5 +108,11 @@ mod tests {
                 .contains("`_`")
         );
         assert_eq!("octopi".parse::<ResourceName>().unwrap().as_str(), "octopi");
+        assert!(
+            "3d".parse::<ResourceName>()
+                .unwrap_err()
+                .to_string()
+                .contains("start with a letter")
+        );
     }
 }

@@ -2,9 +2,13 @@
 //! generated files that are rebuilt from `PROJECT` after every change to it.
 
 mod rust;
+mod rust_order;
 pub mod values;
 
+use std::path::Path;
+
 use crate::{
+    interrupt::Interrupt,
     model::Resource,
     plan::{Owner, PlannedFile},
     project::{self, Project},
@@ -25,10 +29,15 @@ pub fn init_files(project: &Project) -> anyhow::Result<Vec<PlannedFile>> {
     Ok(files)
 }
 
-/// The files opgen owns, rebuilt from `PROJECT` (see [`render_generated`]), formatted.
-pub fn generated_files(project: &Project) -> anyhow::Result<Vec<PlannedFile>> {
+/// The files opgen owns, rebuilt from `PROJECT` (see [`render_generated`]), for the project
+/// at `root`. They are rustfmt-clean as rendered (see [`rustfmt`] for the exception).
+pub fn generated_files(
+    project: &Project,
+    root: &Path,
+    interrupt: &Interrupt,
+) -> anyhow::Result<Vec<PlannedFile>> {
     let mut files = render_generated(project)?;
-    rustfmt::format(&mut files)?;
+    rustfmt::format(&mut files, root, interrupt)?;
     Ok(files)
 }
 
@@ -66,7 +75,7 @@ fn render_generated(project: &Project) -> anyhow::Result<Vec<PlannedFile>> {
     let mut files = vec![PlannedFile::new(
         project::FILE_NAME,
         project.render(),
-        Owner::Generated,
+        Owner::Record,
     )];
     for name in templates.names_under("generated/") {
         let path = name.trim_start_matches("generated/");
@@ -127,14 +136,51 @@ pub struct ResourceParts {
     pub roles: bool,
 }
 
-/// Everything `create api` writes: the resource's scaffolded files and the generated files
-/// of the updated project. The second value is false when rustfmt is not installed and Rust
+/// Everything `create api` writes in the project at `root`: the resource's scaffolded files,
+/// formatted with the project's rustfmt configuration, and the generated files of the updated
+/// project. The second value is false when rustfmt is not installed and the scaffolded Rust
 /// files were left as rendered.
 pub fn resource_files(
     project: &Project,
     resource: &Resource,
     parts: ResourceParts,
+    root: &Path,
+    interrupt: &Interrupt,
 ) -> anyhow::Result<(Vec<PlannedFile>, bool)> {
+    let mut files = render_resource(project, resource, parts)?;
+    files.extend(render_generated(project)?);
+    let formatted = rustfmt::format(&mut files, root, interrupt)?;
+    Ok((files, formatted))
+}
+
+/// Every scaffolded file as this opgen would write it today for `project`: the project's own
+/// and each resource's, formatted as `init` and `create api` leave them. `opgen update`
+/// compares the user's files with these. The second value is as for [`resource_files`].
+pub fn scaffolded_files(
+    project: &Project,
+    root: &Path,
+    interrupt: &Interrupt,
+) -> anyhow::Result<(Vec<PlannedFile>, bool)> {
+    let mut files = project_files(project)?;
+    let firsts: Vec<&Resource> = project.kinds().collect();
+    for resource in &project.resources {
+        let parts = ResourceParts {
+            types: true,
+            controller: resource.controller,
+            roles: firsts.iter().any(|first| std::ptr::eq(*first, resource)),
+        };
+        files.extend(render_resource(project, resource, parts)?);
+    }
+    let formatted = rustfmt::format(&mut files, root, interrupt)?;
+    Ok((files, formatted))
+}
+
+/// The scaffolded files of one resource, as rendered.
+fn render_resource(
+    project: &Project,
+    resource: &Resource,
+    parts: ResourceParts,
+) -> anyhow::Result<Vec<PlannedFile>> {
     let templates = Templates::get();
     let project_values = ProjectValues::new(project);
     let values = ResourceValues {
@@ -169,94 +215,11 @@ pub fn resource_files(
             resource.role_file("viewer"),
         ));
     }
-    let mut files = wanted
+    wanted
         .into_iter()
         .map(|(template, path)| {
             let contents = templates.render(&template, &values)?;
             Ok(PlannedFile::new(path, contents, Owner::Scaffolded))
         })
-        .collect::<anyhow::Result<Vec<_>>>()?;
-    files.extend(render_generated(project)?);
-    let formatted = rustfmt::format(&mut files)?;
-    Ok((files, formatted))
-}
-
-#[cfg(test)]
-mod tests {
-    use std::{
-        io::Write,
-        process::{Command, Stdio},
-    };
-
-    use super::*;
-    use crate::{
-        model::{Operand, Workload},
-        project::Scope,
-    };
-
-    /// What rustfmt makes of `source`, with the edition of generated projects.
-    fn rustfmt(source: &str) -> String {
-        let mut child = Command::new("rustfmt")
-            .args(["--edition", "2024", "--emit", "stdout"])
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .spawn()
-            .expect("the test machine has rustfmt");
-        let mut stdin = child.stdin.take().expect("rustfmt's stdin");
-        stdin.write_all(source.as_bytes()).unwrap();
-        drop(stdin);
-        let output = child.wait_with_output().unwrap();
-        assert!(output.status.success(), "rustfmt failed on:\n{source}");
-        String::from_utf8(output.stdout).unwrap()
-    }
-
-    /// A project with a plain kind and two operand kinds in `group`, named after `kind`.
-    fn project_with_kinds(name: &str, group: &str, kind: &str) -> Project {
-        let mut project = Project::for_test(name, Scope::Cluster);
-        for (suffix, workload) in [
-            ("", None),
-            ("A", Some(Workload::Deployment)),
-            ("B", Some(Workload::StatefulSet)),
-        ] {
-            let kind = format!("{}{suffix}", &kind[..kind.len() - suffix.len()]);
-            let mut resource = Resource::for_test(group, "v1alpha1", &kind);
-            resource.operand = workload.map(|workload| Operand {
-                image: "registry.example.com/team/app:1.0".parse().unwrap(),
-                workload,
-                port: Some(8080),
-                run_as_user: Some(1000),
-                command: vec!["app".into(), "--flag=\"quoted\"".into()],
-            });
-            project.resources.push(resource);
-        }
-        project
-    }
-
-    #[test]
-    fn generated_rust_is_rustfmt_clean_as_rendered_whatever_the_names() {
-        let longest_kind = format!("Long{}", "Word".repeat(14) + "End");
-        assert_eq!(longest_kind.len(), 63, "the longest kind opgen accepts");
-        let longest_group = format!("g{}", "-x".repeat(31));
-        let projects = [
-            project_with_kinds("a", "db", "Db"),
-            project_with_kinds(
-                "a-rather-long-operator-name-of-forty-chr",
-                &longest_group,
-                &longest_kind,
-            ),
-        ];
-        for project in projects {
-            let files = render_generated(&project).unwrap();
-            assert!(files.iter().any(|f| f.path == "src/runtime/reconcile.rs"));
-            for file in files.iter().filter(|f| f.path.ends_with(".rs")) {
-                let formatted = rustfmt(&file.contents);
-                assert!(
-                    formatted == file.contents,
-                    "{} is not rustfmt-clean as rendered:\n{}",
-                    file.path,
-                    similar::TextDiff::from_lines(&file.contents, &formatted).unified_diff()
-                );
-            }
-        }
-    }
+        .collect()
 }

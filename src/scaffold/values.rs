@@ -3,11 +3,14 @@
 
 use serde::Serialize;
 
-use super::rust;
+use super::{rust, rust_order};
 use crate::{
-    model::{License, Operand, Resource, Workload},
-    project::Project,
+    model::{License, Operand, Resource, SampleEnv, Workload, WritableDir},
+    project::{Project, Scope},
 };
+
+/// The version of a new project.
+const FIRST_VERSION: &str = "0.1.0";
 
 #[derive(Debug, Serialize)]
 pub struct ProjectValues {
@@ -22,6 +25,13 @@ pub struct ProjectValues {
     pub domain: String,
     /// The operator watches only its own namespace.
     pub namespaced: bool,
+    /// `operatorScope` as PROJECT spells it: `cluster` or `namespace`.
+    pub scope: &'static str,
+    /// What the scope makes of the manager role and its binding.
+    pub role_kind: &'static str,
+    pub role_binding_kind: &'static str,
+    /// What the manager watches, in words.
+    pub watched_namespaces: &'static str,
     /// k8s-openapi's version feature, `v1_33`.
     pub k8s_feature: String,
     /// SPDX identifier, absent without a license.
@@ -30,31 +40,12 @@ pub struct ProjectValues {
     pub copyright_holder: String,
     /// `demo-operator-system`
     pub system_namespace: String,
-    pub opgen_version: &'static str,
+    /// The version a new project starts at (Cargo.toml), which also tags its manager image.
+    pub version: &'static str,
     pub kinds: Vec<KindValues>,
     pub groups: Vec<GroupValues>,
-    /// Every controller, sorted by module path.
-    pub controllers: Vec<ControllerValues>,
-}
-
-/// A controller, as the generated `controllers` module starts it.
-#[derive(Debug, Serialize)]
-pub struct ControllerValues {
-    /// Its module path: `db::my_sql_cluster`.
-    pub path: String,
-    /// Whether the line that starts it fits the width rustfmt keeps on one line; else the
-    /// template writes the call the way rustfmt wraps it.
-    pub fits_one_line: bool,
-}
-
-impl ControllerValues {
-    fn new(path: String) -> Self {
-        let line = format!("    controllers.spawn({path}::run);");
-        Self {
-            fits_one_line: rust::fits(&line),
-            path,
-        }
-    }
+    /// Module paths of every controller (`db::my_sql_cluster`), sorted.
+    pub controllers: Vec<String>,
 }
 
 /// One kind, whatever its number of versions.
@@ -94,7 +85,7 @@ pub struct KindValues {
     pub operand: Option<OperandValues>,
 }
 
-/// An operand kind's application (see `model::Operand`).
+/// An operand kind's application (see `model::Operand` and `model::KnownImage`).
 #[derive(Debug, Serialize)]
 pub struct OperandValues {
     /// The default image: `mysql:8.0`.
@@ -105,7 +96,12 @@ pub struct OperandValues {
     pub workload_resource: &'static str,
     pub statefulset: bool,
     pub port: Option<u16>,
+    /// The UID the pods run as: `--run-as-user`, else the known image's user; absent for an
+    /// unknown image without `--run-as-user`, whose own user then applies.
     pub run_as_user: Option<i64>,
+    /// The GID the pods run as, which also owns the persistent volume (`fsGroup`); present
+    /// exactly when `run_as_user` is.
+    pub run_as_group: Option<i64>,
     pub command: Vec<String>,
     /// The arguments of `command` as Rust string literals, quotes included.
     pub command_literals: Vec<String>,
@@ -114,12 +110,43 @@ pub struct OperandValues {
     /// How many characters may stand between the first and the last of a name:
     /// `name_max - 2`, for the name's regular expression.
     pub name_middle_max: usize,
+    /// The image's name without registry, path, tag or digest (`mysql`): the pods'
+    /// `app.kubernetes.io/component`.
+    pub component: String,
+    /// Where a StatefulSet mounts each pod's persistent volume: the image's data directory,
+    /// else `/data`.
+    pub data_dir: String,
+    /// The emptyDir volumes of the pods, `/tmp` first: every directory the image writes to,
+    /// since the root filesystem is read-only. On a Deployment this includes the known
+    /// image's data directory (see `ephemeral_data_dir`).
+    pub scratch_dirs: Vec<WritableDirValues>,
+    /// The known image's data directory when it is an emptyDir (on a Deployment), so its data
+    /// lasts only as long as the pod.
+    pub ephemeral_data_dir: Option<String>,
+    /// Environment variables the sample object needs for the image to start.
+    pub sample_env: Vec<SampleEnvValues>,
+}
+
+/// A volume of the pods and where it is mounted.
+#[derive(Debug, Serialize, PartialEq, Eq)]
+pub struct WritableDirValues {
+    pub volume: String,
+    pub path: String,
+}
+
+/// An environment variable of the sample object, with its comment, one line per item.
+#[derive(Debug, Serialize, PartialEq, Eq)]
+pub struct SampleEnvValues {
+    pub name: String,
+    pub value: String,
+    pub comment: Vec<String>,
 }
 
 #[derive(Debug, Serialize)]
 pub struct GroupValues {
     pub group: String,
     pub module: String,
+    /// In the order rustfmt gives their `mod` lines.
     pub versions: Vec<GroupVersionValues>,
     /// Kinds of the group that have a controller, by module.
     pub controllers: Vec<String>,
@@ -128,8 +155,10 @@ pub struct GroupValues {
 #[derive(Debug, Serialize)]
 pub struct GroupVersionValues {
     pub version: String,
-    /// Kind modules defined in this version.
+    /// Kind modules defined in this version, in the order rustfmt gives `mod` lines.
     pub kinds: Vec<String>,
+    /// The same, in the order rustfmt gives `use` lines.
+    pub reexports: Vec<String>,
 }
 
 /// The values of one resource being scaffolded, with its project.
@@ -156,11 +185,30 @@ impl ProjectValues {
         controllers.sort();
         Self {
             name: name.to_string(),
-            crate_ident: name.crate_ident(),
             api_crate: name.api_crate(),
+            crate_ident: name.crate_ident(),
             api_crate_ident: name.api_crate_ident(),
             domain: project.domain.to_string(),
             namespaced: project.namespaced(),
+            scope: match project.operator_scope {
+                Scope::Cluster => "cluster",
+                Scope::Namespace => "namespace",
+            },
+            role_kind: if project.namespaced() {
+                "Role"
+            } else {
+                "ClusterRole"
+            },
+            role_binding_kind: if project.namespaced() {
+                "RoleBinding"
+            } else {
+                "ClusterRoleBinding"
+            },
+            watched_namespaces: if project.namespaced() {
+                "only the one it runs in"
+            } else {
+                "all of them (an empty WATCH_NAMESPACE)"
+            },
             k8s_feature: project.kubernetes_version.feature(),
             license: project.license.spdx(),
             copyright_holder: project
@@ -168,10 +216,10 @@ impl ProjectValues {
                 .clone()
                 .unwrap_or_else(|| format!("The {name} Authors")),
             system_namespace: name.system_namespace(),
-            opgen_version: env!("CARGO_PKG_VERSION"),
+            version: FIRST_VERSION,
             kinds,
             groups: groups(project),
-            controllers: controllers.into_iter().map(ControllerValues::new).collect(),
+            controllers,
         }
     }
 }
@@ -217,16 +265,41 @@ impl KindValues {
     }
 }
 
+/// The data directory of an image opgen does not know: a StatefulSet mounts its volume there.
+const DEFAULT_DATA_DIR: &str = "/data";
+
 impl OperandValues {
     fn new(operand: &Operand) -> Self {
+        let known = operand.known_image();
+        let statefulset = operand.workload == Workload::StatefulSet;
+        let known_data_dir = known.and_then(|k| k.data_dir);
+        let ephemeral_data_dir = known_data_dir.filter(|_| !statefulset);
+        let tmp = WritableDir {
+            volume: "tmp",
+            path: "/tmp",
+        };
+        let data = ephemeral_data_dir.map(|path| WritableDir {
+            volume: "data",
+            path,
+        });
+        let scratch_dirs = std::iter::once(&tmp)
+            .chain(known.map_or(&[][..], |k| k.scratch_dirs))
+            .chain(data.as_ref())
+            .map(|dir| WritableDirValues {
+                volume: dir.volume.to_owned(),
+                path: dir.path.to_owned(),
+            })
+            .collect();
+        let run_as = operand.run_as();
         let name_max = operand.workload.max_name_len();
         Self {
             image: operand.image.to_string(),
             workload: operand.workload.kind(),
             workload_resource: operand.workload.resource(),
-            statefulset: operand.workload == Workload::StatefulSet,
+            statefulset,
             port: operand.port,
-            run_as_user: operand.run_as_user,
+            run_as_user: run_as.map(|r| r.user.get()),
+            run_as_group: run_as.map(|r| r.group.get()),
             command: operand.command.clone(),
             command_literals: operand
                 .command
@@ -235,14 +308,34 @@ impl OperandValues {
                 .collect(),
             name_max,
             name_middle_max: name_max - 2,
+            component: operand.image.component().to_owned(),
+            data_dir: known_data_dir.unwrap_or(DEFAULT_DATA_DIR).to_owned(),
+            scratch_dirs,
+            ephemeral_data_dir: ephemeral_data_dir.map(str::to_owned),
+            sample_env: known
+                .map_or(&[][..], |k| k.sample_env)
+                .iter()
+                .map(SampleEnvValues::new)
+                .collect(),
         }
     }
 }
 
-/// The groups of the project, sorted by name, with their versions and controllers.
+impl SampleEnvValues {
+    fn new(env: &SampleEnv) -> Self {
+        Self {
+            name: env.name.to_owned(),
+            value: env.value.to_owned(),
+            comment: env.why.iter().map(|line| (*line).to_owned()).collect(),
+        }
+    }
+}
+
+/// The groups of the project, in the order rustfmt gives their `mod` lines, with their
+/// versions and controllers.
 fn groups(project: &Project) -> Vec<GroupValues> {
     let mut names: Vec<_> = project.resources.iter().map(|r| r.group.clone()).collect();
-    names.sort();
+    names.sort_by_key(|group| group.module());
     names.dedup();
     names
         .into_iter()
@@ -252,7 +345,8 @@ fn groups(project: &Project) -> Vec<GroupValues> {
                 .iter()
                 .filter(|r| r.group == group)
                 .collect();
-            let mut versions: Vec<_> = in_group.iter().map(|r| r.version.clone()).collect();
+            let mut versions: Vec<String> =
+                in_group.iter().map(|r| r.version.to_string()).collect();
             versions.sort();
             versions.dedup();
             let mut controllers: Vec<String> = in_group
@@ -268,13 +362,16 @@ fn groups(project: &Project) -> Vec<GroupValues> {
                     .map(|version| {
                         let mut kinds: Vec<String> = in_group
                             .iter()
-                            .filter(|r| r.version == version)
+                            .filter(|r| r.version.as_str() == version)
                             .map(|r| r.kind.module())
                             .collect();
                         kinds.sort();
+                        let mut reexports = kinds.clone();
+                        reexports.sort_by(|a, b| rust_order::version_sort(a, b));
                         GroupVersionValues {
-                            version: version.to_string(),
+                            version,
                             kinds,
+                            reexports,
                         }
                     })
                     .collect(),
@@ -297,28 +394,77 @@ pub fn license_template(license: License) -> Option<&'static str> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::Operand;
 
-    #[test]
-    fn controllers_too_long_for_one_line_are_wrapped() {
-        assert!(ControllerValues::new("db::my_sql_cluster".into()).fits_one_line);
-        // 4 + 18 + 73 + 7 = 102 characters.
-        let long = format!("{}::{}", "g".repeat(30), "k".repeat(41));
-        assert!(!ControllerValues::new(long).fits_one_line);
-        let longest_fitting = format!("{}::{}", "g".repeat(30), "k".repeat(39));
-        assert!(ControllerValues::new(longest_fitting).fits_one_line);
+    fn operand_values(image: &str, workload: Workload, run_as_user: Option<i64>) -> OperandValues {
+        OperandValues::new(&Operand {
+            image: image.parse().unwrap(),
+            workload,
+            port: None,
+            run_as_user: run_as_user.map(|uid| uid.try_into().unwrap()),
+            command: Vec::new(),
+        })
+    }
+
+    fn dirs(values: &OperandValues) -> Vec<(&str, &str)> {
+        values
+            .scratch_dirs
+            .iter()
+            .map(|d| (d.volume.as_str(), d.path.as_str()))
+            .collect()
     }
 
     #[test]
-    fn operand_values_prepare_rust_literals_and_name_limits() {
-        let operand = Operand {
+    fn a_known_image_on_a_statefulset_keeps_its_data_on_the_volume() {
+        let values = operand_values("docker.io/library/mysql:8.0", Workload::StatefulSet, None);
+        assert_eq!(values.component, "mysql");
+        assert_eq!(values.data_dir, "/var/lib/mysql");
+        assert_eq!(dirs(&values), [("tmp", "/tmp"), ("run", "/var/run/mysqld")]);
+        assert_eq!(values.ephemeral_data_dir, None);
+        assert_eq!(
+            (values.run_as_user, values.run_as_group),
+            (Some(999), Some(999))
+        );
+        assert_eq!(
+            values
+                .sample_env
+                .iter()
+                .map(|e| e.name.as_str())
+                .collect::<Vec<_>>(),
+            ["MYSQL_RANDOM_ROOT_PASSWORD"]
+        );
+        assert!(!values.sample_env[0].comment.is_empty());
+    }
+
+    #[test]
+    fn a_known_image_on_a_deployment_keeps_its_data_in_an_empty_dir() {
+        let values = operand_values("postgres:17-alpine", Workload::Deployment, None);
+        assert_eq!(
+            dirs(&values),
+            [
+                ("tmp", "/tmp"),
+                ("run", "/var/run/postgresql"),
+                ("data", "/var/lib/postgresql")
+            ]
+        );
+        assert_eq!(
+            values.ephemeral_data_dir.as_deref(),
+            Some("/var/lib/postgresql")
+        );
+        assert_eq!(
+            (values.run_as_user, values.run_as_group),
+            (Some(70), Some(70))
+        );
+    }
+
+    #[test]
+    fn rust_literals_and_name_limits_are_prepared() {
+        let values = OperandValues::new(&Operand {
             image: "memcached:1.6".parse().unwrap(),
             workload: Workload::StatefulSet,
             port: None,
             run_as_user: None,
             command: vec!["memcached".into(), "say \"hi\"\n".into()],
-        };
-        let values = OperandValues::new(&operand);
+        });
         assert_eq!(
             values.command_literals,
             [r#""memcached""#, r#""say \"hi\"\n""#]
@@ -326,5 +472,22 @@ mod tests {
         assert_eq!((values.name_max, values.name_middle_max), (52, 50));
         assert_eq!(values.workload, "StatefulSet");
         assert_eq!(values.workload_resource, "statefulsets");
+    }
+
+    #[test]
+    fn an_unknown_image_gets_defaults_and_its_own_user() {
+        let values = operand_values("ghcr.io/org/app:v1", Workload::StatefulSet, None);
+        assert_eq!(values.component, "app");
+        assert_eq!(values.data_dir, "/data");
+        assert_eq!(dirs(&values), [("tmp", "/tmp")]);
+        assert_eq!((values.run_as_user, values.run_as_group), (None, None));
+        assert!(values.sample_env.is_empty());
+
+        let values = operand_values("ghcr.io/org/app:v1", Workload::Deployment, Some(1000));
+        assert_eq!(values.ephemeral_data_dir, None);
+        assert_eq!(
+            (values.run_as_user, values.run_as_group),
+            (Some(1000), Some(1000))
+        );
     }
 }

@@ -1,6 +1,8 @@
 //! Helpers shared by opgen's integration tests.
 #![allow(dead_code)] // each test binary uses its own subset
 
+pub mod docs;
+
 use std::{
     collections::BTreeMap,
     path::{Path, PathBuf},
@@ -13,6 +15,33 @@ pub fn opgen(dir: &Path) -> assert_cmd::Command {
         .env("NO_COLOR", "1")
         .env_remove("CARGO_TARGET_DIR");
     cmd
+}
+
+/// Runs `opgen <args>` (split at whitespace) in `dir`, expects exit code `code` and a stderr
+/// containing every `needle`, and checks that the tree is unchanged.
+pub fn fails_unchanged(dir: &Path, args: &str, code: i32, needles: &[&str]) {
+    let before = read_tree(dir);
+    let assert = opgen(dir).args(args.split_whitespace()).assert().code(code);
+    let stderr = String::from_utf8_lossy(&assert.get_output().stderr).into_owned();
+    for needle in needles {
+        assert!(
+            stderr.contains(needle),
+            "stderr of {args:?} lacks {needle:?}:\n{stderr}"
+        );
+    }
+    assert!(read_tree(dir) == before, "{args:?} changed the tree");
+}
+
+/// The target directory every generated project builds into: `target/e2e`, or
+/// `OPGEN_E2E_TARGET_DIR` when set (so that several checkouts can share one dependency build).
+pub fn shared_target_dir() -> PathBuf {
+    if let Some(dir) = std::env::var_os("OPGEN_E2E_TARGET_DIR") {
+        return PathBuf::from(dir);
+    }
+    Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .parent()
+        .unwrap()
+        .join("e2e")
 }
 
 /// Every file under `dir` (but build output) with its bytes, keyed by relative path.
@@ -79,11 +108,175 @@ impl Project {
             .success();
     }
 
+    /// Writes `text` to `path` in the project, creating its directory.
+    pub fn write(&self, path: &str, text: &str) {
+        let path = self.root.join(path);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, text).unwrap();
+    }
+
     pub fn read(&self, path: &str) -> String {
         std::fs::read_to_string(self.root.join(path)).unwrap_or_else(|e| panic!("{path}: {e}"))
     }
 
     pub fn tree(&self) -> BTreeMap<String, Vec<u8>> {
         read_tree(&self.root)
+    }
+}
+
+impl Project {
+    /// Runs `opgen generate manifests` with a stand-in for cargo that prints, as the project's
+    /// crdgen would, a CRD for every kind of `PROJECT`, without building anything (which takes
+    /// minutes): all versions of the kind, the stored one marked, and the fields `create api`
+    /// scaffolds with their doc comments. The role comes from the markers, as always.
+    pub fn generate_manifests_without_building(&self) {
+        let project: serde_json::Value = serde_saphyr::from_str(&self.read("PROJECT")).unwrap();
+        let domain = project["domain"].as_str().unwrap();
+        let resources = project["resources"].as_array().unwrap();
+        let mut kinds: Vec<(&str, &str)> = Vec::new();
+        for resource in resources {
+            let key = (
+                resource["group"].as_str().unwrap(),
+                resource["kind"].as_str().unwrap(),
+            );
+            if !kinds.contains(&key) {
+                kinds.push(key);
+            }
+        }
+        let mut stream = String::new();
+        for (group, kind) in kinds {
+            let versions: Vec<&serde_json::Value> = resources
+                .iter()
+                .filter(|r| r["group"] == group && r["kind"] == kind)
+                .collect();
+            let first = versions[0];
+            let plural = first["plural"].as_str().unwrap();
+            let qualified = format!("{group}.{domain}");
+            let operand = versions.iter().find_map(|r| r.get("operand"));
+            let crd = serde_json::json!({
+                "apiVersion": "apiextensions.k8s.io/v1",
+                "kind": "CustomResourceDefinition",
+                "metadata": {"name": format!("{plural}.{qualified}")},
+                "spec": {
+                    "group": qualified,
+                    "names": {
+                        "kind": kind,
+                        "plural": plural,
+                        "singular": kind.to_lowercase(),
+                        "shortNames": [first["shortName"]],
+                    },
+                    "scope": if first["namespaced"] == true { "Namespaced" } else { "Cluster" },
+                    "versions": versions.iter().map(|r| serde_json::json!({
+                        "name": r["version"],
+                        "served": true,
+                        "storage": r["storage"],
+                        "schema": {"openAPIV3Schema": fake_schema(kind, plural, operand)},
+                        "subresources": {"status": {}},
+                    })).collect::<Vec<_>>(),
+                },
+            });
+            stream.push_str("---\n");
+            stream.push_str(&serde_saphyr::to_string(&crd).unwrap());
+        }
+        let bin = self.temp.path().join("stand-in-cargo");
+        std::fs::create_dir_all(&bin).unwrap();
+        let output = bin.join("crdgen.yaml");
+        std::fs::write(&output, stream).unwrap();
+        write_script(
+            &bin.join("cargo"),
+            &format!("#!/bin/sh\ncat '{}'\n", output.display()),
+        );
+        let path = std::env::join_paths(
+            std::iter::once(bin).chain(std::env::split_paths(&std::env::var_os("PATH").unwrap())),
+        )
+        .unwrap();
+        self.opgen()
+            .args(["generate", "manifests"])
+            .env("PATH", path)
+            .assert()
+            .success();
+    }
+}
+
+/// Writes an executable script.
+pub fn write_script(path: &Path, text: &str) {
+    std::fs::write(path, text).unwrap();
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+}
+
+/// The schema of a kind made by `create api` (with `--image` when `operand` is set).
+fn fake_schema(kind: &str, plural: &str, operand: Option<&serde_json::Value>) -> serde_json::Value {
+    use serde_json::json;
+    let field =
+        |kind_of: &str, description: &str| json!({"type": kind_of, "description": description});
+    let conditions = json!({"type": "array", "items": {"type": "object"}, "description": format!("Conditions describe the current state of the {kind}.")});
+    let generation = field(
+        "integer",
+        "ObservedGeneration is the `metadata.generation` the controller last reconciled.",
+    );
+    let (spec, status) = match operand {
+        None => (
+            json!({"size": field("integer", &format!("Size is an example field of {kind}; edit or remove it."))}),
+            json!({"conditions": conditions, "observedGeneration": generation}),
+        ),
+        Some(operand) => {
+            let mut spec = json!({
+                "replicas": field("integer", "Replicas is the number of pods that run the application (0 stops it). `kubectl scale`\nsets it too."),
+                "image": field("string", "Image is the container image of the application."),
+                "env": {"type": "array", "items": {"type": "object"}, "description": "Env lists environment variables of the application's container."},
+                "resources": {"type": "object", "description": "Resources are the CPU and memory requests and limits of the application's container."},
+            });
+            if operand.get("port").is_some() {
+                spec["port"] = field(
+                    "integer",
+                    "Port is the TCP port the application listens on.",
+                );
+            }
+            if operand["workload"] == "statefulset" {
+                spec["storage"] = json!({"type": "object", "description": "Storage is the persistent volume every pod gets.", "properties": {
+                    "size": field("string", "Size is the capacity each pod's volume requests."),
+                    "storageClassName": field("string", "StorageClassName is the StorageClass of the volumes."),
+                }});
+            }
+            (
+                spec,
+                json!({
+                    "replicas": field("integer", "Replicas is the number of pods of the application, ready or not."),
+                    "readyReplicas": field("integer", "ReadyReplicas is the number of pods that are ready to serve."),
+                    "selector": field("string", "Selector selects the pods of the application."),
+                    "conditions": conditions,
+                    "observedGeneration": generation,
+                }),
+            )
+        }
+    };
+    json!({
+        "description": format!("{kind} is the Schema for the {plural} API."),
+        "type": "object",
+        "properties": {
+            "spec": {"type": "object", "description": format!("{kind}Spec defines the desired state of a {kind}."), "properties": spec},
+            "status": {"type": "object", "description": format!("{kind}Status defines the observed state of a {kind}."), "properties": status},
+        },
+        "required": ["spec"],
+    })
+}
+
+impl Project {
+    /// The kinds the bundle tests use, with their CRDs: a plain kind with two versions, and
+    /// operands on a Deployment and on a StatefulSet, both with a Service.
+    pub fn add_bundle_kinds(&self) {
+        self.create_api("--group db --version v1alpha1 --kind MySQLCluster");
+        self.create_api("--group db --version v1 --kind MySQLCluster");
+        self.create_api(
+            "--group cache --version v1 --kind Memcached --image memcached:1.6 --port 11211",
+        );
+        self.create_api(
+            "--group data --version v1alpha1 --kind PostgresCluster --image postgres:17 --workload statefulset --port 5432 --run-as-user 999",
+        );
+        self.generate_manifests_without_building();
     }
 }

@@ -1,0 +1,410 @@
+//! The rules a `PROJECT` must follow, checked whenever one is read and before `create api`
+//! writes one, so that a hand edit and a command meet the same rules with the same messages.
+//!
+//! Each rule has a reason outside opgen's taste: Kubernetes would refuse the CRD (names that
+//! conflict within a group, names too long), the generated code would not compile (two kinds
+//! in one file), or the operator could not
+//! work (a cluster-scoped kind watched through a Role).
+
+use super::Project;
+use crate::model::{Operand, Resource};
+
+/// The longest DNS-1123 subdomain, which CRD names and API groups are.
+const MAX_SUBDOMAIN: usize = 253;
+
+/// A broken rule, and the resource (by index in `PROJECT`'s list) that breaks it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Violation {
+    pub resource: usize,
+    pub message: String,
+}
+
+/// The first rule `project` breaks, if any. Resources are checked in order, each against
+/// those before it, so the violation points at the later of two clashing entries.
+pub fn check(project: &Project) -> Result<(), Violation> {
+    for (index, resource) in project.resources.iter().enumerate() {
+        let violation = |message: String| Violation {
+            resource: index,
+            message,
+        };
+        let earlier = &project.resources[..index];
+        check_alone(project, resource).map_err(violation)?;
+        for other in earlier {
+            if resource.same_kind(other) {
+                check_versions(resource, other).map_err(violation)?;
+            } else if resource.group == other.group {
+                check_neighbours(resource, other).map_err(violation)?;
+            }
+        }
+        let versions: Vec<&Resource> = project.versions_of(resource).collect();
+        let is_last_version = versions
+            .last()
+            .is_some_and(|last| std::ptr::eq(*last, resource));
+        if is_last_version {
+            check_kind(resource, &versions).map_err(violation)?;
+        }
+    }
+    Ok(())
+}
+
+/// What one entry must be, whatever the others are.
+fn check_alone(project: &Project, resource: &Resource) -> Result<(), String> {
+    let kind = &resource.kind;
+    if !resource.namespaced && project.namespaced() {
+        return Err(format!(
+            "{kind} is cluster-scoped (`namespaced: false`), but the operator is namespaced (`operatorScope: namespace`): it watches one namespace with a Role, and a Role cannot grant access to cluster-scoped objects\n\nMake the kind namespaced, or the operator cluster-wide"
+        ));
+    }
+    if let Some(operand) = &resource.operand {
+        if !resource.namespaced {
+            return Err(format!(
+                "{kind} runs an application (it has an `operand`) in a workload in the namespace of each {kind} object, so it must be namespaced (`namespaced: true`)"
+            ));
+        }
+        check_operand(operand)?;
+    }
+    let group = resource.qualified_group(&project.domain);
+    if group.len() > MAX_SUBDOMAIN {
+        return Err(format!(
+            "the API group `{group}` of {kind} is {} characters long; Kubernetes allows {MAX_SUBDOMAIN}\n\nShorten the group or the domain",
+            group.len()
+        ));
+    }
+    let crd = resource.crd_name(&project.domain);
+    if crd.len() > MAX_SUBDOMAIN {
+        return Err(format!(
+            "the CRD name `{crd}` of {kind} (`<plural>.<group>`) is {} characters long; Kubernetes allows {MAX_SUBDOMAIN}\n\nShorten the plural, the group or the domain",
+            crd.len()
+        ));
+    }
+    Ok(())
+}
+
+fn check_operand(operand: &Operand) -> Result<(), String> {
+    if operand.port == Some(0) {
+        return Err("the operand's `port` is 0; a container port is 1 to 65535".to_owned());
+    }
+    // `runAsUser` is a `NonRootId`: reading PROJECT already refused root and out-of-range IDs.
+    if operand.command.iter().any(String::is_empty) {
+        return Err("the operand's `command` has an empty argument".to_owned());
+    }
+    Ok(())
+}
+
+/// Two versions of one kind: one CRD holds them, so they share its names and scope, and the
+/// operand recorded with the first.
+fn check_versions(resource: &Resource, other: &Resource) -> Result<(), String> {
+    let kind = &resource.kind;
+    let (group, version, first) = (&resource.group, &resource.version, &other.version);
+    if version == first {
+        return Err(format!("{kind} {group}/{version} is listed twice"));
+    }
+    let differs = |what: &str, this: String, that: String| {
+        format!(
+            "{kind} {group}/{version} has {what} `{this}`, but {kind} {group}/{first} has `{that}`: the versions of a kind are one CRD and share it"
+        )
+    };
+    if resource.plural != other.plural {
+        return Err(differs(
+            "plural",
+            resource.plural.to_string(),
+            other.plural.to_string(),
+        ));
+    }
+    if resource.short_name != other.short_name {
+        return Err(differs(
+            "shortName",
+            resource.short_name.to_string(),
+            other.short_name.to_string(),
+        ));
+    }
+    if resource.namespaced != other.namespaced {
+        return Err(differs(
+            "namespaced",
+            resource.namespaced.to_string(),
+            other.namespaced.to_string(),
+        ));
+    }
+    if resource.operand != other.operand {
+        return Err(format!(
+            "{kind} {group}/{version} and {group}/{first} record different operands; the kind's controller runs one application for every version"
+        ));
+    }
+    Ok(())
+}
+
+/// Two kinds of one group: Kubernetes refuses a CRD whose names another CRD of the group
+/// already uses, and the generated files and Rust types of the two must not collide.
+fn check_neighbours(resource: &Resource, other: &Resource) -> Result<(), String> {
+    let (kind, group) = (&resource.kind, &resource.group);
+    let clash = |what: &str, name: &str| {
+        format!(
+            "{kind} and {} of group {group} have the same {what} `{name}`; Kubernetes allows each {what} once per group\n\nChange the {what} of one of them",
+            other.kind
+        )
+    };
+    if kind.singular() == other.kind.singular() {
+        return Err(format!(
+            "{kind} and {} of group {group} differ only in letter case: Kubernetes gives them the same singular name `{}`, and their files would have the same names\n\nRename one of them",
+            other.kind,
+            kind.singular()
+        ));
+    }
+    if resource.plural == other.plural {
+        return Err(clash("plural", resource.plural.as_str()));
+    }
+    if resource.short_name == other.short_name {
+        return Err(clash("shortName", resource.short_name.as_str()));
+    }
+    Ok(())
+}
+
+/// All versions of one kind, checked once with the last of them.
+fn check_kind(resource: &Resource, versions: &[&Resource]) -> Result<(), String> {
+    let (kind, group) = (&resource.kind, &resource.group);
+    let stored: Vec<String> = versions
+        .iter()
+        .filter(|r| r.storage)
+        .map(|r| r.version.to_string())
+        .collect();
+    if stored.len() != 1 {
+        return Err(format!(
+            "{kind} {group} has {} storage versions{}; exactly one version of a kind has `storage: true`",
+            stored.len(),
+            if stored.is_empty() {
+                String::new()
+            } else {
+                format!(" ({})", stored.join(", "))
+            }
+        ));
+    }
+    let controlled: Vec<String> = versions
+        .iter()
+        .filter(|r| r.controller)
+        .map(|r| r.version.to_string())
+        .collect();
+    if controlled.len() > 1 {
+        return Err(format!(
+            "{kind} {group} has `controller: true` on {}; one controller runs per kind, watching one version",
+            controlled.join(" and ")
+        ));
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{
+        model::{Operand, Workload},
+        project::Scope,
+    };
+
+    fn project(resources: Vec<Resource>) -> Project {
+        Project {
+            resources,
+            ..Project::for_test("demo", Scope::Cluster)
+        }
+    }
+
+    fn resource(group: &str, version: &str, kind: &str) -> Resource {
+        Resource::for_test(group, version, kind)
+    }
+
+    fn second_version(group: &str, version: &str, kind: &str) -> Resource {
+        Resource {
+            storage: false,
+            controller: false,
+            ..resource(group, version, kind)
+        }
+    }
+
+    fn fails(resources: Vec<Resource>, index: usize, needle: &str) {
+        let violation = check(&project(resources)).unwrap_err();
+        assert_eq!(violation.resource, index, "{}", violation.message);
+        assert!(
+            violation.message.contains(needle),
+            "{needle:?} not in: {}",
+            violation.message
+        );
+    }
+
+    #[test]
+    fn a_consistent_project_passes() {
+        check(&project(vec![
+            resource("db", "v1", "MySQLCluster"),
+            second_version("db", "v1alpha1", "MySQLCluster"),
+            resource("db", "v1", "Backup"),
+            resource("ops", "v1", "Backup"),
+        ]))
+        .unwrap();
+    }
+
+    #[test]
+    fn versions_of_a_kind_agree() {
+        fails(
+            vec![resource("db", "v1", "Thing"), resource("db", "v1", "Thing")],
+            1,
+            "listed twice",
+        );
+        let mut other_plural = second_version("db", "v2", "Thing");
+        other_plural.plural = "thingies".parse().unwrap();
+        fails(
+            vec![resource("db", "v1", "Thing"), other_plural],
+            1,
+            "has plural `thingies`, but Thing db/v1 has `things`",
+        );
+        let mut other_short = second_version("db", "v2", "Thing");
+        other_short.short_name = "tg".parse().unwrap();
+        fails(
+            vec![resource("db", "v1", "Thing"), other_short],
+            1,
+            "shortName `tg`",
+        );
+        let mut cluster = second_version("db", "v2", "Thing");
+        cluster.namespaced = false;
+        fails(
+            vec![resource("db", "v1", "Thing"), cluster],
+            1,
+            "namespaced `false`",
+        );
+    }
+
+    #[test]
+    fn one_storage_version_and_at_most_one_controller() {
+        fails(
+            vec![
+                resource("db", "v1", "Thing"),
+                Resource {
+                    controller: false,
+                    ..resource("db", "v2", "Thing")
+                },
+            ],
+            1,
+            "2 storage versions (v1, v2)",
+        );
+        fails(
+            vec![second_version("db", "v1", "Thing")],
+            0,
+            "0 storage versions",
+        );
+        fails(
+            vec![
+                resource("db", "v1", "Thing"),
+                Resource {
+                    storage: false,
+                    ..resource("db", "v2", "Thing")
+                },
+            ],
+            1,
+            "`controller: true` on v1 and v2",
+        );
+    }
+
+    #[test]
+    fn kinds_of_a_group_keep_their_names_apart() {
+        fails(
+            vec![
+                resource("db", "v1", "MySQLCluster"),
+                resource("db", "v1", "MySqlCluster"),
+            ],
+            1,
+            "differ only in letter case",
+        );
+        let mut same_plural = resource("db", "v1", "Other");
+        same_plural.plural = "things".parse().unwrap();
+        fails(
+            vec![resource("db", "v1", "Thing"), same_plural],
+            1,
+            "same plural `things`",
+        );
+        let mut same_short = resource("db", "v1", "Thong");
+        same_short.short_name = "thi".parse().unwrap();
+        fails(
+            vec![resource("db", "v1", "Thing"), same_short],
+            1,
+            "same shortName `thi`",
+        );
+        // The same names in two groups are two CRDs that never meet.
+        check(&project(vec![
+            resource("db", "v1", "Thing"),
+            resource("ops", "v1", "Thing"),
+        ]))
+        .unwrap();
+    }
+
+    #[test]
+    fn scope_rules() {
+        let mut cluster = resource("ops", "v1", "Thing");
+        cluster.namespaced = false;
+        let namespaced_operator = Project {
+            resources: vec![cluster.clone()],
+            ..Project::for_test("demo", Scope::Namespace)
+        };
+        let violation = check(&namespaced_operator).unwrap_err();
+        assert!(
+            violation.message.contains("a Role cannot grant access"),
+            "{}",
+            violation.message
+        );
+        cluster.operand = Some(operand());
+        fails(vec![cluster], 0, "must be namespaced");
+    }
+
+    fn operand() -> Operand {
+        Operand {
+            image: "nginx:1".parse().unwrap(),
+            workload: Workload::Deployment,
+            port: None,
+            run_as_user: None,
+            command: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn operands_are_checked_like_the_flags() {
+        for (change, needle) in [
+            (
+                (|o: &mut Operand| o.port = Some(0)) as fn(&mut Operand),
+                "`port` is 0",
+            ),
+            (|o| o.command = vec![String::new()], "empty argument"),
+        ] {
+            let mut bad = operand();
+            change(&mut bad);
+            let mut thing = resource("db", "v1", "Thing");
+            thing.operand = Some(bad);
+            fails(vec![thing], 0, needle);
+        }
+        let mut first = resource("db", "v1", "Thing");
+        first.operand = Some(operand());
+        fails(
+            vec![first, second_version("db", "v2", "Thing")],
+            1,
+            "different operands",
+        );
+    }
+
+    #[test]
+    fn derived_names_stay_within_kubernetes_limits() {
+        let labels = vec!["a".repeat(60); 4].join(".");
+        let mut project = project(vec![resource("db", "v1", "Thing")]);
+        // `db.<domain>` fits in 253 characters, `things.db.<domain>` does not.
+        project.domain = format!("{labels}.abcd").parse().unwrap();
+        let violation = check(&project).unwrap_err();
+        assert!(
+            violation.message.contains("the CRD name `things.db.aaa"),
+            "{}",
+            violation.message
+        );
+        assert!(violation.message.contains("253"), "{}", violation.message);
+
+        project.domain = format!("{labels}.abcdefg").parse().unwrap();
+        let violation = check(&project).unwrap_err();
+        assert!(
+            violation.message.contains("the API group `db.aaa"),
+            "{}",
+            violation.message
+        );
+    }
+}

@@ -3,8 +3,9 @@
 # source with `go build`, fetching every module through the Go module proxy, into the directory
 # layout of the `setup-envtest` tool, and prints that directory on stdout:
 #
-#     export KUBEBUILDER_ASSETS=$(scripts/control-plane.sh)        # Kubernetes 1.33 (default)
-#     export KUBEBUILDER_ASSETS=$(scripts/control-plane.sh 1.37)   # newest 1.37 patch
+#     export KUBEBUILDER_ASSETS=$(scripts/control-plane.sh)          # Kubernetes 1.33.13
+#     export KUBEBUILDER_ASSETS=$(scripts/control-plane.sh 1.37)     # Kubernetes 1.37.2
+#     export KUBEBUILDER_ASSETS=$(scripts/control-plane.sh 1.36.3)   # any release the proxy has
 #
 # A run whose binaries are already there only checks them (`--version`) and returns in
 # seconds. Progress goes to stderr. No container engine, cluster or binary download needed:
@@ -16,17 +17,21 @@
 #                         <store>/k8s/<version>-<os>-<arch>/
 set -euo pipefail
 
-# The release built when no version is given: the oldest Kubernetes opgen supports, pinned to a
-# patch so that CI builds once and then always finds its cache.
-readonly DEFAULT_VERSION=1.33.13
+# The patch built for a minor version, pinned so that a machine builds once and then always
+# finds its cache (the newest patches the Go module proxy served when they were set): the oldest
+# and the newest Kubernetes opgen supports. Any other minor gets the newest patch the proxy lists.
+declare -A PINNED=([1.33]=1.33.13 [1.37]=1.37.2)
+# Built when no version is given: the oldest Kubernetes opgen supports.
+readonly DEFAULT_VERSION=1.33
 
 usage() {
     cat >&2 <<'EOF'
 usage: scripts/control-plane.sh [VERSION]
 
-Builds etcd, kube-apiserver and kube-controller-manager for Kubernetes VERSION (1.33.13 by
-default; MAJOR.MINOR picks the newest patch the Go module proxy serves) and prints the
-directory holding them, for KUBEBUILDER_ASSETS.
+Builds etcd, kube-apiserver and kube-controller-manager for Kubernetes VERSION (default 1.33)
+and prints the directory holding them, for KUBEBUILDER_ASSETS. VERSION is MAJOR.MINOR.PATCH,
+or MAJOR.MINOR: 1.33 is 1.33.13 and 1.37 is 1.37.2 (pinned), any other minor the newest patch
+the Go module proxy serves.
 EOF
 }
 
@@ -70,7 +75,9 @@ resolve_version() {
     echo "${newest#v}"
 }
 
-if [[ $requested =~ ^[0-9]+\.[0-9]+$ ]]; then
+if [[ -n ${PINNED[$requested]:-} ]]; then
+    version=${PINNED[$requested]}
+elif [[ $requested =~ ^[0-9]+\.[0-9]+$ ]]; then
     version=$(resolve_version "$requested")
     log "Kubernetes $requested: newest patch is $version"
 else
@@ -102,9 +109,10 @@ missing() {
     done
 }
 
-mkdir -p "$assets"
-# Parallel callers (test binaries, CI steps) wait for one build instead of racing it.
-exec 9>"$assets/.lock"
+# Parallel callers (test binaries, CI steps) wait for one build instead of racing it. The lock
+# lives outside k8s/, whose entries setup-envtest reads as releases.
+mkdir -p "$store"
+exec 9>"$store/.opgen-$version-$goos-$goarch.lock"
 if ! flock --nonblock 9; then
     log "waiting for another build into $assets"
     flock 9
@@ -124,9 +132,10 @@ started=$SECONDS
 # The module file of k8s.io/kubernetes for this release, from the module cache (downloaded
 # through the proxy if needed).
 log "fetching k8s.io/kubernetes v$version"
-kubernetes_mod=$(go mod download -json "k8s.io/kubernetes@v$version" | sed -n 's/^[[:space:]]*"GoMod": "\(.*\)",$/\1/p')
-[[ -f $kubernetes_mod ]] ||
-    die "the Go module proxy has no k8s.io/kubernetes v$version (see 'go list -m -versions k8s.io/kubernetes')"
+download=$(go mod download -json "k8s.io/kubernetes@v$version" 2>&1) ||
+    die "cannot download k8s.io/kubernetes v$version through the Go module proxy (is it a release? see 'go list -m -versions k8s.io/kubernetes'): $download"
+kubernetes_mod=$(sed -n 's/^[[:space:]]*"GoMod": "\(.*\)",$/\1/p' <<<"$download")
+[[ -f $kubernetes_mod ]] || die "'go mod download' named no go.mod for k8s.io/kubernetes v$version: $download"
 
 # `module_line KEY`: the first go.mod line that starts with KEY, e.g. `go 1.24.0`.
 module_line() { grep -m 1 -E "^$1 " "$kubernetes_mod" || true; }
@@ -217,6 +226,7 @@ done
 [[ ${#kubernetes_binaries[@]} -eq 0 ]] || build_kubernetes "${kubernetes_binaries[@]}"
 
 # Moved in only once built, so an interrupted build never leaves a half-written binary.
+mkdir -p "$assets"
 for binary in $todo; do
     install -m 0755 "$work/bin/$binary" "$assets/$binary.new"
     mv -f "$assets/$binary.new" "$assets/$binary"

@@ -182,6 +182,7 @@ fn children_die_with_the_test_process() {
     let mut holder = Command::new(std::env::current_exe().unwrap())
         .args(["--ignored", "--exact", "holds_a_child_until_killed"])
         .env(HOLDER_PID_FILE, &pid_file)
+        .stdout(std::process::Stdio::null())
         .spawn()
         .unwrap();
     let child: u32 = wait_for(

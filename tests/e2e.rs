@@ -20,7 +20,7 @@ use std::{
     time::Instant,
 };
 
-use common::Project;
+use common::{Project, control_plane::DEFAULT_KUBERNETES};
 
 /// The target directory every generated project builds into: `target/e2e`, or
 /// `OPGEN_E2E_TARGET_DIR` when set (so that several checkouts can share one dependency build).
@@ -166,6 +166,11 @@ fn scenario(name: &str, init_args: &str, manager_role: &str, check_missing_rule:
     kustomize(root, "config/samples", &[]);
 
     let namespaced_operator = init_args.contains("--namespaced");
+    let kubernetes = init_args
+        .split_whitespace()
+        .skip_while(|arg| *arg != "--kubernetes-version")
+        .nth(1)
+        .unwrap_or(DEFAULT_KUBERNETES);
     add_kinds(&project, namespaced_operator);
     run(root, "opgen generate manifests", true);
     build_test_lint(root);
@@ -262,6 +267,7 @@ fn scenario(name: &str, init_args: &str, manager_role: &str, check_missing_rule:
         name,
         target_dir: &shared_target_dir(),
         namespaced_operator,
+        kubernetes,
         check_missing_rule,
     });
 

@@ -16,7 +16,6 @@ use std::{
     net::TcpListener,
     path::{Path, PathBuf},
     process::Command,
-    sync::OnceLock,
     time::Duration,
 };
 
@@ -33,42 +32,71 @@ const HOW_TO_GET_BINARIES: &str = "build them with `scripts/control-plane.sh` (G
      `export KUBEBUILDER_ASSETS=$(scripts/control-plane.sh)`, or use `setup-envtest use -p path` \
      plus a kube-controller-manager of the same release";
 
-/// The binaries' directory: `$KUBEBUILDER_ASSETS`, else what `scripts/control-plane.sh` prints
-/// (it builds them once and then finds its cache in seconds). Checked to hold working binaries.
+/// The Kubernetes release tests run on unless they ask for another: the oldest opgen supports.
+pub const DEFAULT_KUBERNETES: &str = "1.33";
+
+/// The binaries of the default release; see [`assets_for`].
 pub fn assets() -> anyhow::Result<PathBuf> {
-    static FROM_SCRIPT: OnceLock<Result<PathBuf, String>> = OnceLock::new();
-    let dir = match std::env::var_os("KUBEBUILDER_ASSETS").filter(|dir| !dir.is_empty()) {
-        Some(dir) => PathBuf::from(dir),
-        None => FROM_SCRIPT
-            .get_or_init(|| run_script().map_err(|err| format!("{err:#}")))
-            .clone()
-            .map_err(anyhow::Error::msg)?,
-    };
+    assets_for(DEFAULT_KUBERNETES)
+}
+
+/// The directory of the binaries of Kubernetes `minor` (`1.33`): `$KUBEBUILDER_ASSETS` if its
+/// kube-apiserver is of that release, else what `scripts/control-plane.sh <minor>` prints (it
+/// builds them once, then finds its cache in a second). Checked to hold working binaries.
+pub fn assets_for(minor: &str) -> anyhow::Result<PathBuf> {
+    if let Some(dir) = std::env::var_os("KUBEBUILDER_ASSETS").filter(|dir| !dir.is_empty()) {
+        let dir = PathBuf::from(dir);
+        check_assets(&dir)?;
+        let release = release(&dir)?;
+        if release.starts_with(&format!("v{minor}.")) {
+            return Ok(dir);
+        }
+        eprintln!("KUBEBUILDER_ASSETS holds Kubernetes {release}; this test needs {minor}");
+    }
+    let dir = run_script(minor)?;
     check_assets(&dir)?;
     Ok(dir)
 }
 
-fn run_script() -> anyhow::Result<PathBuf> {
+fn run_script(minor: &str) -> anyhow::Result<PathBuf> {
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/control-plane.sh");
     eprintln!(
-        "KUBEBUILDER_ASSETS is unset: running {} (a first build takes long)",
+        "running {} {minor} (a first build takes long; then it is cached)",
         script.display()
     );
     // Its progress goes to our stderr; its stdout is the directory.
     let output = Command::new("bash")
         .arg(&script)
+        .arg(minor)
         .stderr(std::process::Stdio::inherit())
         .output()
         .with_context(|| format!("cannot run {}", script.display()))?;
     if !output.status.success() {
         bail!(
-            "KUBEBUILDER_ASSETS is unset and scripts/control-plane.sh failed ({}): see its \
-             messages above; {HOW_TO_GET_BINARIES}",
+            "no Kubernetes {minor} in KUBEBUILDER_ASSETS, and `scripts/control-plane.sh {minor}` \
+             failed ({}): see its messages above; {HOW_TO_GET_BINARIES}",
             output.status
         );
     }
     let dir = String::from_utf8(output.stdout)?.trim().to_owned();
     Ok(PathBuf::from(dir))
+}
+
+/// The release of the kube-apiserver in `dir`: `v1.33.13`.
+fn release(dir: &Path) -> anyhow::Result<String> {
+    let output = Command::new(dir.join("kube-apiserver"))
+        .arg("--version")
+        .output()?;
+    let text = String::from_utf8_lossy(&output.stdout);
+    text.split_whitespace()
+        .find(|word| word.starts_with('v'))
+        .map(str::to_owned)
+        .with_context(|| {
+            format!(
+                "kube-apiserver --version in {} says {text:?}",
+                dir.display()
+            )
+        })
 }
 
 /// Fails, naming the binary and how to get it, unless every binary in `dir` runs `--version`.
@@ -139,9 +167,9 @@ pub struct ControlPlane {
 }
 
 impl ControlPlane {
-    /// Starts a control plane from the binaries of [`assets`].
-    pub fn start() -> anyhow::Result<Self> {
-        Self::start_with(Options::new(assets()?))
+    /// Starts a control plane of Kubernetes `minor` (`1.33`); see [`assets_for`].
+    pub fn start(minor: &str) -> anyhow::Result<Self> {
+        Self::start_with(Options::new(assets_for(minor)?))
     }
 
     pub fn start_with(options: Options) -> anyhow::Result<Self> {

@@ -82,6 +82,13 @@ impl Kubectl {
         self.try_json(args).unwrap_or_else(|err| panic!("{err}"))
     }
 
+    /// `kubectl get --raw <path>`, which must succeed, parsed: a request to the API as it is.
+    #[track_caller]
+    pub fn raw(&self, path: &str) -> Value {
+        let body = self.ok(&["get", "--raw", path]);
+        serde_json::from_str(&body).unwrap_or_else(|err| panic!("GET {path}: {err}: {body}"))
+    }
+
     /// `kubectl apply --server-side -f -` of `manifest` (YAML or JSON) with extra `args`: Ok
     /// with stdout, or Err with stderr.
     pub fn apply(&self, manifest: &str, args: &[&str]) -> Result<String, String> {

@@ -3,7 +3,7 @@
 
 use std::{
     collections::BTreeMap,
-    path::{Path, PathBuf},
+    path::PathBuf,
     process::{Command, ExitStatus},
     time::Duration,
 };
@@ -165,9 +165,4 @@ pub fn forbidden_lines(log: &str) -> Vec<String> {
         })
         .map(str::to_owned)
         .collect()
-}
-
-/// Where the manager binary of `package` is, in `target_dir` (debug profile).
-pub fn binary(target_dir: &Path, package: &str) -> PathBuf {
-    target_dir.join("debug").join(package)
 }

@@ -137,6 +137,15 @@ impl Sample {
         samples
     }
 
+    /// One sample per object: a kind's samples in several versions are the same object.
+    pub fn distinct(samples: &[Sample]) -> Vec<&Sample> {
+        let mut seen = std::collections::BTreeSet::new();
+        samples
+            .iter()
+            .filter(|s| seen.insert((s.group().to_owned(), s.kind.clone(), s.name.clone())))
+            .collect()
+    }
+
     pub fn group(&self) -> &str {
         self.api_version.split_once('/').unwrap().0
     }

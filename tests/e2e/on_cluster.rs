@@ -34,6 +34,8 @@ pub struct Setup<'a> {
     pub target_dir: &'a Path,
     /// The operator watches its own namespace only (`init --namespaced`).
     pub namespaced_operator: bool,
+    /// The Kubernetes release the project targets (`1.33`): the control plane's.
+    pub kubernetes: &'a str,
     /// Also show that the check for refused requests fails when a rule is missing.
     pub check_missing_rule: bool,
 }
@@ -78,7 +80,8 @@ impl Setup<'_> {
 /// Everything the issue asks of a generated operator on a control plane.
 pub fn run(setup: &Setup) {
     let started = Instant::now();
-    let cluster = ControlPlane::start().unwrap_or_else(|err| panic!("{err:#}"));
+    let binary = manager_binary(setup);
+    let cluster = ControlPlane::start(setup.kubernetes).unwrap_or_else(|err| panic!("{err:#}"));
     let kubectl = cluster.admin();
     setup.log("control plane ready", started);
 
@@ -91,12 +94,13 @@ pub fn run(setup: &Setup) {
     if !setup.namespaced_operator {
         kubectl.ok(&["create", "namespace", &namespace]);
     }
-    let samples = Sample::read_all(setup.root());
-    apply_samples(kubectl, setup, &crds, &samples);
+    let all_samples = Sample::read_all(setup.root());
+    apply_samples(kubectl, setup, &crds, &all_samples);
+    let samples = Sample::distinct(&all_samples);
     reject_invalid_objects(kubectl, &namespace, &crds, &samples);
     setup.log("samples accepted, invalid objects rejected", started);
 
-    let manager = manager_identity(&cluster, setup);
+    let manager = manager_identity(&cluster, setup, &binary);
     check_least_privilege(&Kubectl::new(&manager.kubeconfig), setup);
 
     // Two replicas: the first takes the Lease, the second stands by.
@@ -105,7 +109,7 @@ pub fn run(setup: &Setup) {
     let mut standby = start_manager(&manager, "manager-b", setup);
     setup.log("two managers running, manager-a leads", started);
 
-    for sample in &samples {
+    for &sample in &samples {
         let crd = Crd::of(&crds, sample);
         if crd.scale {
             check_operand(kubectl, setup, crd, sample);
@@ -141,13 +145,17 @@ pub fn run(setup: &Setup) {
     });
 
     // Deleting a plain object runs its cleanup; the operator removes the finalizer.
-    for sample in samples.iter().filter(|s| !Crd::of(&crds, s).scale) {
+    for &sample in samples.iter().filter(|s| !Crd::of(&crds, s).scale) {
         delete_plain(kubectl, &namespace, Crd::of(&crds, sample), sample);
     }
     setup.log("plain objects cleaned up and deleted", started);
 
     // Stopping the operator deletes nothing it manages.
-    let operands: Vec<&Sample> = samples.iter().filter(|s| Crd::of(&crds, s).scale).collect();
+    let operands: Vec<&Sample> = samples
+        .iter()
+        .copied()
+        .filter(|s| Crd::of(&crds, s).scale)
+        .collect();
     let before: Vec<Value> = operands
         .iter()
         .map(|s| workload_identity(kubectl, &namespace, s))
@@ -180,9 +188,9 @@ pub fn run(setup: &Setup) {
             denied.join("\n")
         );
     }
-    crashing_manager_fails_clearly(&cluster, setup);
+    crashing_manager_fails_clearly(&cluster, &binary);
     if setup.check_missing_rule {
-        missing_rbac_rule_is_reported(&cluster, setup);
+        missing_rbac_rule_is_reported(&cluster, setup, &binary);
     }
     setup.log("done", started);
 }
@@ -200,8 +208,7 @@ fn install_crds(kubectl: &Kubectl, setup: &Setup, crds: &[Crd]) {
             "--timeout=60s",
         ]);
         for version in &crd.versions {
-            let discovery =
-                kubectl.json(&["get", "--raw", &format!("/apis/{}/{version}", crd.group)]);
+            let discovery = kubectl.raw(&format!("/apis/{}/{version}", crd.group));
             let resources = discovery["resources"].as_array().unwrap();
             let find = |name: &str| resources.iter().find(|r| r["name"] == name);
             let resource = find(&crd.plural)
@@ -263,7 +270,7 @@ fn apply_samples(kubectl: &Kubectl, setup: &Setup, crds: &[Crd], samples: &[Samp
 }
 
 /// What the schema and its CEL rules forbid, the API server refuses.
-fn reject_invalid_objects(kubectl: &Kubectl, namespace: &str, crds: &[Crd], samples: &[Sample]) {
+fn reject_invalid_objects(kubectl: &Kubectl, namespace: &str, crds: &[Crd], samples: &[&Sample]) {
     let mut rules_checked = 0;
     for sample in samples.iter().filter(|s| Crd::of(crds, s).scale) {
         let mut negative = sample.object.clone();
@@ -296,9 +303,28 @@ fn reject_invalid_objects(kubectl: &Kubectl, namespace: &str, crds: &[Crd], samp
     );
 }
 
+/// The project's manager binary, copied out of the shared target directory, which another
+/// checkout's tests may rebuild at any moment with a project of the same name.
+fn manager_binary(setup: &Setup) -> PathBuf {
+    crate::run(
+        setup.root(),
+        &format!("cargo build --bin {}", setup.name),
+        true,
+    );
+    let built = setup.target_dir.join("debug").join(setup.name);
+    let copy = setup
+        .project
+        .temp
+        .path()
+        .join(format!("{}-manager", setup.name));
+    std::fs::copy(&built, &copy)
+        .unwrap_or_else(|err| panic!("cannot copy {}: {err}", built.display()));
+    copy
+}
+
 /// The manager's service account, as its Deployment would give it: a kubeconfig with a
 /// token of `kubectl create token`.
-fn manager_identity(cluster: &ControlPlane, setup: &Setup) -> Launch {
+fn manager_identity(cluster: &ControlPlane, setup: &Setup, binary: &Path) -> Launch {
     let token = cluster.admin().ok(&[
         "create",
         "token",
@@ -309,7 +335,7 @@ fn manager_identity(cluster: &ControlPlane, setup: &Setup) -> Launch {
     ]);
     let kubeconfig = cluster.kubeconfig_with_token("manager", &token);
     Launch {
-        binary: crate::common::operator::binary(setup.target_dir, setup.name),
+        binary: binary.to_owned(),
         kubeconfig,
         log_dir: cluster.dir().to_owned(),
         identity: String::new(),
@@ -691,7 +717,7 @@ fn condition<'a>(object: &'a Value, type_: &str) -> Option<&'a Value> {
 }
 
 /// A manager that cannot reach its API server exits, and the test says why, quickly.
-fn crashing_manager_fails_clearly(cluster: &ControlPlane, setup: &Setup) {
+fn crashing_manager_fails_clearly(cluster: &ControlPlane, binary: &Path) {
     let [closed] = crate::common::control_plane::free_ports();
     let nowhere = cluster.kubeconfig_with_token("nowhere", "token");
     let text = std::fs::read_to_string(&nowhere)
@@ -699,7 +725,7 @@ fn crashing_manager_fails_clearly(cluster: &ControlPlane, setup: &Setup) {
         .replace(cluster.server(), &format!("https://127.0.0.1:{closed}"));
     std::fs::write(&nowhere, text).unwrap();
     let mut manager = Operator::start(&Launch {
-        binary: crate::common::operator::binary(setup.target_dir, setup.name),
+        binary: binary.to_owned(),
         kubeconfig: nowhere,
         log_dir: cluster.dir().to_owned(),
         identity: "manager-nowhere".to_owned(),
@@ -720,10 +746,12 @@ fn crashing_manager_fails_clearly(cluster: &ControlPlane, setup: &Setup) {
 
 /// The 403 check can fail: without the marker that grants `statefulsets`, the manager is
 /// refused, and the check names the resource. The project is restored afterwards.
-fn missing_rbac_rule_is_reported(cluster: &ControlPlane, setup: &Setup) {
+fn missing_rbac_rule_is_reported(cluster: &ControlPlane, setup: &Setup, binary: &Path) {
     let started = Instant::now();
     let controller = find_marker_file(setup.root(), "resources=statefulsets");
     let source = std::fs::read_to_string(&controller).unwrap();
+    let role_file = setup.root().join("config/rbac/role.yaml");
+    let role = std::fs::read_to_string(&role_file).unwrap();
     let without: String = source
         .lines()
         .filter(|line| !(line.contains("+opgen:rbac") && line.contains("resources=statefulsets")))
@@ -731,8 +759,8 @@ fn missing_rbac_rule_is_reported(cluster: &ControlPlane, setup: &Setup) {
         .collect();
     std::fs::write(&controller, &without).unwrap();
     crate::run(setup.root(), "opgen generate manifests", true);
-    let role = setup.project.read("config/rbac/role.yaml");
-    assert!(!role.contains("statefulsets"), "{role}");
+    let narrower = std::fs::read_to_string(&role_file).unwrap();
+    assert!(!narrower.contains("statefulsets"), "{narrower}");
 
     // The narrower role replaces the applied one; the samples are back.
     let kubectl = cluster.admin();
@@ -749,9 +777,9 @@ fn missing_rbac_rule_is_reported(cluster: &ControlPlane, setup: &Setup) {
     ]);
     let launch = Launch {
         leader_election_namespace: None,
-        ..manager_identity(cluster, setup)
+        ..manager_identity(cluster, setup, binary)
     };
-    let mut manager = start_manager(&launch, "manager-without-statefulsets", setup);
+    let manager = start_manager(&launch, "manager-without-statefulsets", setup);
     let denied = wait_for("the manager to be refused statefulsets", SETTLE, || {
         let denied = manager.forbidden();
         if denied.iter().any(|line| line.contains("statefulsets")) {
@@ -765,10 +793,12 @@ fn missing_rbac_rule_is_reported(cluster: &ControlPlane, setup: &Setup) {
         setup.name,
         denied.join("\n")
     );
-    manager.stop().unwrap_or_else(|err| panic!("{err:#}"));
+    // Killed, not stopped: a manager whose watch is refused does not always stop on SIGTERM.
+    drop(manager);
 
+    // The project as it was, without paying for another `generate manifests`.
     std::fs::write(&controller, source).unwrap();
-    crate::run(setup.root(), "opgen generate manifests", true);
+    std::fs::write(&role_file, role).unwrap();
     setup.log("a missing RBAC rule is reported", started);
 }
 

@@ -114,7 +114,7 @@ missing() {
 mkdir -p "$store"
 exec 9>"$store/.opgen-$version-$goos-$goarch.lock"
 if ! flock --nonblock 9; then
-    log "waiting for another build into $assets"
+    log "waiting for another run of this script (building or checking $assets)"
     flock 9
 fi
 

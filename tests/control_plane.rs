@@ -243,3 +243,58 @@ fn forbidden_requests_are_found_in_a_log() {
     assert_eq!(denied.len(), 1, "{denied:?}");
     assert!(denied[0].contains("statefulsets"));
 }
+
+/// `bash scripts/control-plane.sh`.
+fn script() -> Command {
+    let mut command = Command::new("bash");
+    command.arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/control-plane.sh"));
+    command
+}
+
+#[test]
+fn the_script_refuses_what_is_not_a_version() {
+    let output = script().arg("2.0").output().unwrap();
+    assert_eq!(output.status.code(), Some(1));
+    assert!(output.stdout.is_empty());
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.contains("'2.0' is not a Kubernetes version: give MAJOR.MINOR (1.33)"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn the_script_says_that_it_needs_go() {
+    let bash = std::env::split_paths(&std::env::var_os("PATH").unwrap())
+        .map(|dir| dir.join("bash"))
+        .find(|path| path.exists())
+        .expect("bash on PATH");
+    let no_go = tempfile::tempdir().unwrap();
+    let output = Command::new(bash)
+        .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/control-plane.sh"))
+        .env("PATH", no_go.path())
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.contains("the Go toolchain ('go') is not on PATH"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn the_script_finds_its_build_again_in_seconds() {
+    let first = script().output().unwrap();
+    assert!(first.status.success(), "{first:?}");
+    let started = Instant::now();
+    let second = script().output().unwrap();
+    assert!(second.status.success(), "{second:?}");
+    assert!(started.elapsed() < Duration::from_secs(10), "{second:?}");
+    assert_eq!(first.stdout, second.stdout);
+    let dir = String::from_utf8(second.stdout).unwrap();
+    let dir = Path::new(dir.trim());
+    let release = dir.file_name().unwrap().to_string_lossy();
+    assert!(release.starts_with("1.33."), "{}", dir.display());
+    common::control_plane::check_assets(dir).unwrap();
+}

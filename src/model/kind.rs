@@ -51,8 +51,12 @@ impl FromStr for Kind {
                 "a kind holds only ASCII letters and digits, e.g. `MySQLCluster`",
             ));
         }
-        if value.len() > 63 {
-            return Err(invalid("a kind is at most 63 characters long"));
+        // Kubernetes names a kind's list `<Kind>List`, and the plural may add two letters
+        // (`es`): both must stay within a 63-character DNS label.
+        if value.len() > 59 {
+            return Err(invalid(
+                "a kind is at most 59 characters long, so that its list kind `<Kind>List` and its plural fit in 63",
+            ));
         }
         if rust_ident::is_keyword(value) || TAKEN_NAMES.contains(&value) {
             return Err(invalid(

@@ -14,7 +14,7 @@ use std::{
 };
 
 use common::{
-    control_plane::{BINARIES, ControlPlane, Options, assets, free_ports},
+    control_plane::{BINARIES, ControlPlane, Options, assets, assets_for, free_ports},
     operator::{forbidden_lines, reconciliations},
     process::{Process, processes_mentioning},
     wait::wait_for,
@@ -61,11 +61,20 @@ fn a_binary_that_does_not_run_is_named() {
 }
 
 #[test]
-fn a_control_plane_serves_and_leaves_nothing_behind() {
+fn the_oldest_supported_control_plane_serves_and_leaves_nothing_behind() {
+    serves_and_leaves_nothing_behind("1.33");
+}
+
+#[test]
+fn the_newest_supported_control_plane_serves_and_leaves_nothing_behind() {
+    serves_and_leaves_nothing_behind("1.37");
+}
+
+fn serves_and_leaves_nothing_behind(kubernetes: &str) {
     let parent = tempfile::tempdir().unwrap();
     let options = Options {
         temp_parent: parent.path().to_owned(),
-        ..Options::new(assets().unwrap_or_else(|err| panic!("{err:#}")))
+        ..Options::new(assets_for(kubernetes).unwrap_or_else(|err| panic!("{err:#}")))
     };
     let started = Instant::now();
     let mut cluster = ControlPlane::start_with(options).unwrap_or_else(|err| panic!("{err:#}"));
@@ -73,6 +82,15 @@ fn a_control_plane_serves_and_leaves_nothing_behind() {
 
     let admin = cluster.admin().clone();
     assert!(admin.ok(&["get", "--raw", "/readyz"]).contains("ok"));
+    let version = admin.raw("/version");
+    let expected = format!("v{kubernetes}.");
+    assert!(
+        version["gitVersion"]
+            .as_str()
+            .unwrap()
+            .starts_with(&expected),
+        "{version}"
+    );
     // Service-account tokens work, and RBAC decides what they may do.
     let token = admin.ok(&["create", "token", "default", "-n", "default"]);
     let account = common::kubectl::Kubectl::new(&cluster.kubeconfig_with_token("default", &token));

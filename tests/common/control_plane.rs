@@ -370,6 +370,9 @@ fn api_server_command(
     command
         .arg(format!("--etcd-servers={etcd_url}"))
         .arg("--advertise-address=127.0.0.1")
+        // Newer releases refuse a loopback address for the endpoints of the `kubernetes`
+        // Service, which nothing here uses.
+        .arg("--endpoint-reconciler-type=none")
         .arg("--bind-address=127.0.0.1")
         .arg(format!("--secure-port={port}"))
         // No certificate given: it generates a self-signed one here.

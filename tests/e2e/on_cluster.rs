@@ -303,14 +303,11 @@ fn reject_invalid_objects(kubectl: &Kubectl, namespace: &str, crds: &[Crd], samp
     );
 }
 
-/// The project's manager binary, copied out of the shared target directory, which another
-/// checkout's tests may rebuild at any moment with a project of the same name.
+/// The manager binary the scenario built (`cargo build --all-targets`), copied out of the shared
+/// target directory, which another checkout's tests may rebuild at any moment with a project of
+/// the same name. Not rebuilt with `cargo build --bin`: without the dev-dependencies, features
+/// unify differently and half the dependencies would be compiled again.
 fn manager_binary(setup: &Setup) -> PathBuf {
-    crate::run(
-        setup.root(),
-        &format!("cargo build --bin {}", setup.name),
-        true,
-    );
     let built = setup.target_dir.join("debug").join(setup.name);
     let copy = setup
         .project

@@ -6,11 +6,17 @@
 //! validation library checks. One scenario also makes the tutorial's edit (a new
 //! spec field, from docs/tutorial-mysqlcluster.md) on an operand kind, then simulates a project
 //! made by an older opgen and brings it up to date with `opgen update` before the build.
+//! Then it runs the operator for real on a control plane (etcd, kube-apiserver,
+//! kube-controller-manager from `KUBEBUILDER_ASSETS`): see `on_cluster`.
 //!
 //! All generated projects share one Cargo target directory (`target/e2e`), so the operator's
 //! dependencies are compiled once per Kubernetes version feature, not once per scenario.
 
 mod common;
+#[path = "e2e/manifests.rs"]
+mod manifests;
+#[path = "e2e/on_cluster.rs"]
+mod on_cluster;
 
 use std::{
     path::{Path, PathBuf},
@@ -19,7 +25,7 @@ use std::{
     time::Instant,
 };
 
-use common::{Project, shared_target_dir};
+use common::{Project, control_plane::DEFAULT_KUBERNETES, shared_target_dir};
 
 /// Runs `command_line` (split at whitespace; `opgen` is the binary under test) in `dir` with
 /// the shared target directory, and panics with its output unless it exits as `success` says.
@@ -191,14 +197,17 @@ fn age_and_update(project: &Project) {
 }
 
 /// `update_from_older`: simulate a project of an older opgen and `opgen update` it;
-/// `tutorial_edit`: make the tutorial's first edit on an operand kind before building.
+/// `tutorial_edit`: make the tutorial's first edit on an operand kind before building;
+/// `check_missing_rule`: show on the control plane that a missing RBAC rule is caught.
 fn scenario(
     name: &str,
     init_args: &str,
     manager_role: &str,
     update_from_older: bool,
     tutorial_edit: bool,
+    check_missing_rule: bool,
 ) {
+    let started = Instant::now();
     let project = Project::init(name, init_args);
     let root = &project.root;
 
@@ -230,6 +239,11 @@ fn scenario(
         std::fs::write(root.join("rustfmt.toml"), "max_width = 80\n").unwrap();
         run(root, "cargo fmt", true);
     }
+    let kubernetes = init_args
+        .split_whitespace()
+        .skip_while(|arg| *arg != "--kubernetes-version")
+        .nth(1)
+        .unwrap_or(DEFAULT_KUBERNETES);
     add_kinds(&project, namespaced_operator);
     if update_from_older {
         age_and_update(&project);
@@ -334,6 +348,16 @@ fn scenario(
     );
     check_bundle(&project, namespaced_operator);
 
+    // The manager `build_test_lint` built, on a control plane.
+    on_cluster::run(&on_cluster::Setup {
+        project: &project,
+        name,
+        target_dir: &shared_target_dir(),
+        namespaced_operator,
+        kubernetes,
+        check_missing_rule,
+    });
+
     let rendered = kustomize(
         root,
         "config/default",
@@ -396,11 +420,12 @@ fn scenario(
             "dist/install.yaml lacks {needle}"
         );
     }
+    eprintln!("[e2e {name}] scenario took {:.0?}", started.elapsed());
 }
 
 #[test]
 fn cluster_wide_operator_on_the_oldest_kubernetes() {
-    scenario("cluster-op", "", "ClusterRole", true, true);
+    scenario("cluster-op", "", "ClusterRole", true, true, true);
 }
 
 /// Ctrl-C during the first, slow build of crdgen (a target directory of its own, so that
@@ -452,6 +477,7 @@ fn namespaced_operator_on_the_newest_kubernetes() {
         "namespaced-op",
         "--namespaced --kubernetes-version 1.37",
         "Role",
+        false,
         false,
         false,
     );

@@ -1,7 +1,13 @@
 //! Helpers shared by opgen's integration tests.
 #![allow(dead_code)] // each test binary uses its own subset
 
+pub mod control_plane;
 pub mod docs;
+pub mod http;
+pub mod kubectl;
+pub mod operator;
+pub mod process;
+pub mod wait;
 
 use std::{
     collections::BTreeMap,

@@ -1,0 +1,817 @@
+//! The generated operator on a real control plane (etcd, kube-apiserver and
+//! kube-controller-manager): its CRDs, samples and RBAC installed as a user installs them, and
+//! its manager binary run with nothing but the generated role.
+
+use std::{
+    path::{Path, PathBuf},
+    time::{Duration, Instant},
+};
+
+use serde_json::{Value, json};
+
+use crate::{
+    common::{
+        Project,
+        control_plane::ControlPlane,
+        kubectl::Kubectl,
+        operator::{Launch, Operator},
+        wait::wait_for,
+    },
+    manifests::{Crd, Sample, without_kind},
+};
+
+/// How long a reconcile, or a controller of kube-controller-manager, may take to show.
+const SETTLE: Duration = Duration::from_secs(60);
+/// Slack over the Lease's duration for a standby to notice and take it.
+const HANDOVER_SLACK: Duration = Duration::from_secs(10);
+
+/// What the checks need to know of the project.
+pub struct Setup<'a> {
+    pub project: &'a Project,
+    /// The project's name: its package, and the prefix of its namespace and service account.
+    pub name: &'a str,
+    /// The shared Cargo target directory the manager was built in.
+    pub target_dir: &'a Path,
+    /// The operator watches its own namespace only (`init --namespaced`).
+    pub namespaced_operator: bool,
+    /// The Kubernetes release the project targets (`1.33`): the control plane's.
+    pub kubernetes: &'a str,
+    /// Also show that the check for refused requests fails when a rule is missing.
+    pub check_missing_rule: bool,
+}
+
+impl Setup<'_> {
+    fn root(&self) -> &Path {
+        &self.project.root
+    }
+
+    /// Where kustomize puts the manager, its service account and its Lease.
+    fn system_namespace(&self) -> String {
+        format!("{}-system", self.name)
+    }
+
+    /// Where the tests create custom resources: any namespace for a cluster-wide operator, its
+    /// own for a namespaced one.
+    fn namespace(&self) -> String {
+        if self.namespaced_operator {
+            self.system_namespace()
+        } else {
+            "e2e-apps".to_owned()
+        }
+    }
+
+    fn service_account(&self) -> String {
+        format!("{}-controller-manager", self.name)
+    }
+
+    fn lease(&self) -> String {
+        format!("{}-leader", self.name)
+    }
+
+    fn log(&self, step: &str, since: Instant) {
+        eprintln!(
+            "[e2e {}] cluster: {step} ({:.0?})",
+            self.name,
+            since.elapsed()
+        );
+    }
+}
+
+/// Everything the issue asks of a generated operator on a control plane.
+pub fn run(setup: &Setup) {
+    let started = Instant::now();
+    let binary = manager_binary(setup);
+    let cluster = ControlPlane::start(setup.kubernetes).unwrap_or_else(|err| panic!("{err:#}"));
+    let kubectl = cluster.admin();
+    setup.log("control plane ready", started);
+
+    let crds = Crd::read_all(setup.root());
+    install_crds(kubectl, setup, &crds);
+    setup.log("CRDs accepted and discovered", started);
+
+    install_rbac(kubectl, setup);
+    let namespace = setup.namespace();
+    if !setup.namespaced_operator {
+        kubectl.ok(&["create", "namespace", &namespace]);
+    }
+    let all_samples = Sample::read_all(setup.root());
+    apply_samples(kubectl, setup, &crds, &all_samples);
+    let samples = Sample::distinct(&all_samples);
+    reject_invalid_objects(kubectl, &namespace, &crds, &samples);
+    setup.log("samples accepted, invalid objects rejected", started);
+
+    let manager = manager_identity(&cluster, setup, &binary);
+    check_least_privilege(&Kubectl::new(&manager.kubeconfig), setup);
+
+    // Two replicas: the first takes the Lease, the second stands by.
+    let mut leader = start_manager(&manager, "manager-a", setup);
+    wait_for_holder(kubectl, setup, "manager-a", SETTLE);
+    let mut standby = start_manager(&manager, "manager-b", setup);
+    setup.log("two managers running, manager-a leads", started);
+
+    for &sample in &samples {
+        let crd = Crd::of(&crds, sample);
+        if crd.scale {
+            check_operand(kubectl, setup, crd, sample);
+        } else {
+            check_plain_reconciled(kubectl, &namespace, crd, sample);
+        }
+    }
+    setup.log("every sample reconciled", started);
+
+    check_endpoints(&leader, &crds, true);
+    check_endpoints(&standby, &crds, false);
+    assert_eq!(holder(kubectl, setup).as_deref(), Some("manager-a"));
+
+    // Handover: the standby takes the Lease within its duration, and reconciles.
+    let lease_duration = lease_duration(kubectl, setup);
+    let stopped = Instant::now();
+    let status = leader.stop().unwrap_or_else(|err| panic!("{err:#}"));
+    assert!(status.success(), "manager-a stopped with {status}");
+    wait_for_holder(kubectl, setup, "manager-b", lease_duration + HANDOVER_SLACK);
+    eprintln!(
+        "[e2e {}] cluster: manager-b took over {:.1?} after manager-a stopped (lease: {lease_duration:?})",
+        setup.name,
+        stopped.elapsed()
+    );
+    wait_for("manager-b to reconcile after the handover", SETTLE, || {
+        standby.check_running().map_err(|err| format!("{err:#}"))?;
+        let counts = standby.reconciliations();
+        if counts.values().sum::<u64>() > 0 {
+            Ok(())
+        } else {
+            Err(format!("{counts:?}"))
+        }
+    });
+
+    // Deleting a plain object runs its cleanup; the operator removes the finalizer.
+    for &sample in samples.iter().filter(|s| !Crd::of(&crds, s).scale) {
+        delete_plain(kubectl, &namespace, Crd::of(&crds, sample), sample);
+    }
+    setup.log("plain objects cleaned up and deleted", started);
+
+    // Stopping the operator deletes nothing it manages.
+    let operands: Vec<&Sample> = samples
+        .iter()
+        .copied()
+        .filter(|s| Crd::of(&crds, s).scale)
+        .collect();
+    let before: Vec<Value> = operands
+        .iter()
+        .map(|s| workload_identity(kubectl, &namespace, s))
+        .collect();
+    let status = standby.stop().unwrap_or_else(|err| panic!("{err:#}"));
+    assert!(status.success(), "manager-b stopped with {status}");
+    std::thread::sleep(Duration::from_secs(2));
+    let after: Vec<Value> = operands
+        .iter()
+        .map(|s| workload_identity(kubectl, &namespace, s))
+        .collect();
+    assert_eq!(before, after, "stopping the operator changed its workloads");
+
+    // Kubernetes' garbage collector deletes what an operand owned.
+    for sample in &operands {
+        delete_operand(kubectl, &namespace, Crd::of(&crds, sample), sample);
+    }
+    setup.log(
+        "workloads kept when the operator stopped, collected with their owner",
+        started,
+    );
+
+    // The generated role was enough: no request was refused.
+    for manager in [&leader, &standby] {
+        let denied = manager.forbidden();
+        assert!(
+            denied.is_empty(),
+            "{} was refused requests: the generated RBAC lacks a rule:\n{}",
+            manager.name(),
+            denied.join("\n")
+        );
+    }
+    crashing_manager_fails_clearly(&cluster, &binary);
+    if setup.check_missing_rule {
+        missing_rbac_rule_is_reported(&cluster, setup, &binary);
+    }
+    setup.log("done", started);
+}
+
+/// `kubectl apply --server-side` of every CRD: accepted, established, and discovered with
+/// its short names, scope, status and (operands) scale subresources.
+fn install_crds(kubectl: &Kubectl, setup: &Setup, crds: &[Crd]) {
+    let bases = setup.root().join("config/crd/bases");
+    kubectl.ok(&["apply", "--server-side", "-f", path(&bases)]);
+    for crd in crds {
+        kubectl.ok(&[
+            "wait",
+            "--for=condition=Established",
+            &format!("crd/{}", crd.name),
+            "--timeout=60s",
+        ]);
+        for version in &crd.versions {
+            let discovery = kubectl.raw(&format!("/apis/{}/{version}", crd.group));
+            let resources = discovery["resources"].as_array().unwrap();
+            let find = |name: &str| resources.iter().find(|r| r["name"] == name);
+            let resource = find(&crd.plural)
+                .unwrap_or_else(|| panic!("{version} of {} not discovered: {discovery}", crd.name));
+            assert_eq!(resource["kind"], crd.kind.as_str());
+            assert_eq!(resource["namespaced"], crd.namespaced, "{}", crd.name);
+            assert_eq!(
+                resource["shortNames"],
+                json!(crd.short_names),
+                "short names of {}",
+                crd.name
+            );
+            assert!(
+                find(&format!("{}/status", crd.plural)).is_some(),
+                "{discovery}"
+            );
+            assert_eq!(
+                find(&format!("{}/scale", crd.plural)).is_some(),
+                crd.scale,
+                "scale subresource of {}: {discovery}",
+                crd.name
+            );
+        }
+    }
+}
+
+/// The rendered `config/default` but the manager's Deployment (no pod runs here: the test
+/// runs the manager itself): namespace, service account, roles and bindings.
+fn install_rbac(kubectl: &Kubectl, setup: &Setup) {
+    let rendered = kubectl.ok(&["kustomize", path(&setup.root().join("config/default"))]);
+    let manifest = without_kind(&rendered, "Deployment");
+    kubectl
+        .apply(&manifest, &[])
+        .unwrap_or_else(|err| panic!("config/default does not apply: {err}"));
+}
+
+/// Every sample, applied as `kubectl apply -k config/samples`, is accepted, and `kubectl get`
+/// shows the CRD's printer columns.
+fn apply_samples(kubectl: &Kubectl, setup: &Setup, crds: &[Crd], samples: &[Sample]) {
+    let namespace = setup.namespace();
+    let dir = setup.root().join("config/samples");
+    kubectl.ok(&["apply", "--server-side", "-k", path(&dir), "-n", &namespace]);
+    for crd in crds {
+        let listing = kubectl.ok(&["get", &crd.name, "-n", &namespace]);
+        let header: Vec<&str> = listing
+            .lines()
+            .next()
+            .unwrap_or("")
+            .split_whitespace()
+            .collect();
+        let mut expected = vec!["NAME".to_owned()];
+        expected.extend(crd.columns.iter().map(|c| c.to_uppercase()));
+        assert_eq!(header, expected, "columns of `kubectl get {}`", crd.name);
+    }
+    for sample in samples {
+        let crd = Crd::of(crds, sample);
+        kubectl.ok(&["get", &crd.name, &sample.name, "-n", &namespace]);
+    }
+}
+
+/// What the schema and its CEL rules forbid, the API server refuses.
+fn reject_invalid_objects(kubectl: &Kubectl, namespace: &str, crds: &[Crd], samples: &[&Sample]) {
+    let mut rules_checked = 0;
+    for sample in samples.iter().filter(|s| Crd::of(crds, s).scale) {
+        let mut negative = sample.object.clone();
+        negative["metadata"]["name"] = json!("negative-replicas");
+        negative["spec"]["replicas"] = json!(-1);
+        let refused = kubectl
+            .apply(&negative.to_string(), &["-n", namespace])
+            .expect_err("negative replicas accepted");
+        assert!(
+            refused.contains("spec.replicas") && refused.contains("greater than or equal to 0"),
+            "{refused}"
+        );
+
+        if sample.object["spec"]["storage"].is_object() {
+            let mut resized = sample.object.clone();
+            resized["spec"]["storage"]["size"] = json!("2Gi");
+            let refused = kubectl
+                .apply(&resized.to_string(), &["-n", namespace])
+                .expect_err("a change of the immutable storage accepted");
+            assert!(
+                refused.contains("storage cannot be changed once set"),
+                "{refused}"
+            );
+            rules_checked += 1;
+        }
+    }
+    assert!(
+        rules_checked > 0,
+        "no operand with storage: the CEL rule went untested"
+    );
+}
+
+/// The manager binary the scenario built (`cargo build --all-targets`), copied out of the shared
+/// target directory, which another checkout's tests may rebuild at any moment with a project of
+/// the same name. Not rebuilt with `cargo build --bin`: without the dev-dependencies, features
+/// unify differently and half the dependencies would be compiled again.
+fn manager_binary(setup: &Setup) -> PathBuf {
+    let built = setup.target_dir.join("debug").join(setup.name);
+    let copy = setup
+        .project
+        .temp
+        .path()
+        .join(format!("{}-manager", setup.name));
+    std::fs::copy(&built, &copy)
+        .unwrap_or_else(|err| panic!("cannot copy {}: {err}", built.display()));
+    copy
+}
+
+/// The manager's service account, as its Deployment would give it: a kubeconfig with a
+/// token of `kubectl create token`.
+fn manager_identity(cluster: &ControlPlane, setup: &Setup, binary: &Path) -> Launch {
+    let token = cluster.admin().ok(&[
+        "create",
+        "token",
+        &setup.service_account(),
+        "-n",
+        &setup.system_namespace(),
+        "--duration=2h",
+    ]);
+    let kubeconfig = cluster.kubeconfig_with_token("manager", &token);
+    Launch {
+        binary: binary.to_owned(),
+        kubeconfig,
+        log_dir: cluster.dir().to_owned(),
+        identity: String::new(),
+        leader_election_namespace: Some(setup.system_namespace()),
+        watch_namespace: setup.namespaced_operator.then(|| setup.system_namespace()),
+    }
+}
+
+fn start_manager(manager: &Launch, identity: &str, setup: &Setup) -> Operator {
+    let launch = Launch {
+        identity: identity.to_owned(),
+        ..manager.clone()
+    };
+    let mut operator = Operator::start(&launch);
+    operator
+        .wait_ready()
+        .unwrap_or_else(|err| panic!("[{}] {err:#}", setup.name));
+    operator
+}
+
+/// The role grants what the operator needs, and not what it does not.
+fn check_least_privilege(manager: &Kubectl, setup: &Setup) {
+    let namespace = setup.namespace();
+    let can = |args: &[&str]| {
+        let mut all = vec!["auth", "can-i"];
+        all.extend_from_slice(args);
+        let output = manager.run(&all, None);
+        String::from_utf8_lossy(&output.stdout).trim().to_owned()
+    };
+    // The check can say yes: the operator's own work.
+    assert_eq!(can(&["list", "statefulsets.apps", "-n", &namespace]), "yes");
+    assert_eq!(can(&["patch", "deployments.apps", "-n", &namespace]), "yes");
+    for denied in [
+        vec!["get", "secrets", "-n", &namespace],
+        vec!["list", "pods", "-n", &namespace],
+        vec!["delete", "statefulsets.apps", "-n", &namespace],
+        vec!["create", "clusterrolebindings.rbac.authorization.k8s.io"],
+        vec!["list", "nodes"],
+        vec!["get", "widgets.other.example.org", "-n", &namespace],
+    ] {
+        assert_eq!(can(&denied), "no", "the manager may {denied:?}");
+    }
+    if setup.namespaced_operator {
+        // A Role: nothing outside its own namespace.
+        assert_eq!(can(&["list", "statefulsets.apps", "-n", "default"]), "no");
+        assert_eq!(
+            can(&["list", "statefulsets.apps", "--all-namespaces"]),
+            "no"
+        );
+    }
+}
+
+fn holder(kubectl: &Kubectl, setup: &Setup) -> Option<String> {
+    let lease = kubectl
+        .try_json(&[
+            "get",
+            "lease",
+            &setup.lease(),
+            "-n",
+            &setup.system_namespace(),
+        ])
+        .ok()?;
+    lease["spec"]["holderIdentity"]
+        .as_str()
+        .filter(|holder| !holder.is_empty())
+        .map(str::to_owned)
+}
+
+fn wait_for_holder(kubectl: &Kubectl, setup: &Setup, identity: &str, timeout: Duration) {
+    wait_for(
+        &format!("{identity} to hold the Lease"),
+        timeout,
+        || match holder(kubectl, setup) {
+            Some(holder) if holder == identity => Ok(()),
+            other => Err(format!("holder: {other:?}")),
+        },
+    );
+}
+
+fn lease_duration(kubectl: &Kubectl, setup: &Setup) -> Duration {
+    let lease = kubectl.json(&[
+        "get",
+        "lease",
+        &setup.lease(),
+        "-n",
+        &setup.system_namespace(),
+    ]);
+    Duration::from_secs(
+        lease["spec"]["leaseDurationSeconds"]
+            .as_u64()
+            .expect("lease duration"),
+    )
+}
+
+/// A plain kind: finalizer, `Ready=True` for the current generation, and an event; again after
+/// a change of its spec.
+fn check_plain_reconciled(kubectl: &Kubectl, namespace: &str, crd: &Crd, sample: &Sample) {
+    let ready = || {
+        let object = kubectl.try_json(&["get", &crd.name, &sample.name, "-n", namespace])?;
+        let generation = &object["metadata"]["generation"];
+        if !object["metadata"]["finalizers"]
+            .as_array()
+            .is_some_and(|f| f.contains(&json!(crd.finalizer())))
+        {
+            return Err(format!("no finalizer {}: {object}", crd.finalizer()));
+        }
+        let ready = condition(&object, "Ready").ok_or_else(|| format!("not Ready: {object}"))?;
+        if ready["status"] == "True"
+            && ready["observedGeneration"] == *generation
+            && object["status"]["observedGeneration"] == *generation
+        {
+            Ok(())
+        } else {
+            Err(format!(
+                "status for generation {generation}: {}",
+                object["status"]
+            ))
+        }
+    };
+    let what = format!("{} {} to be Ready", crd.kind, sample.name);
+    wait_for(&what, SETTLE, ready);
+    wait_for_event(kubectl, crd, &sample.name, "Reconciled");
+
+    // A new generation is reconciled and reported too.
+    kubectl.ok(&[
+        "patch",
+        &crd.name,
+        &sample.name,
+        "-n",
+        namespace,
+        "--type=merge",
+        "-p",
+        r#"{"spec":{"size":2}}"#,
+    ]);
+    wait_for(&format!("{what} again after a spec change"), SETTLE, ready);
+}
+
+fn delete_plain(kubectl: &Kubectl, namespace: &str, crd: &Crd, sample: &Sample) {
+    kubectl.ok(&[
+        "delete",
+        &crd.name,
+        &sample.name,
+        "-n",
+        namespace,
+        "--wait=false",
+    ]);
+    wait_for(
+        &format!("{} {} to be cleaned up and deleted", crd.kind, sample.name),
+        SETTLE,
+        || match kubectl.try_json(&["get", &crd.name, &sample.name, "-n", namespace]) {
+            Err(err) if err.contains("NotFound") => Ok(()),
+            Err(err) => Err(err),
+            Ok(object) => Err(format!("still there: {}", object["metadata"])),
+        },
+    );
+    wait_for_event(kubectl, crd, &sample.name, "Deleting");
+}
+
+/// An operand: its workload and Service, owned and labelled; scaled through the scale
+/// subresource; rolled to a new image; reported in the status.
+fn check_operand(kubectl: &Kubectl, setup: &Setup, crd: &Crd, sample: &Sample) {
+    let namespace = setup.namespace();
+    let name = &sample.name;
+    let workload = wait_for(&format!("the workload of {name}"), SETTLE, || {
+        find_workload(kubectl, &namespace, name)
+    });
+    let owner = kubectl.json(&["get", &crd.name, name, "-n", &namespace]);
+    check_owned(setup, &workload, &owner);
+    let service = kubectl.try_json(&["get", "service", name, "-n", &namespace]);
+    if sample.object["spec"]["port"].is_number() {
+        let service = service.unwrap_or_else(|err| panic!("no Service for {name}: {err}"));
+        check_owned(setup, &service, &owner);
+    } else {
+        assert!(service.is_err(), "{name} has no port, yet a Service");
+    }
+    wait_for_event(kubectl, crd, name, "Created");
+
+    let resource = format!("{}/{name}", crd.name);
+    kubectl.ok(&["scale", &resource, "--replicas=2", "-n", &namespace]);
+    wait_for(&format!("{resource} scaled to 2"), SETTLE, || {
+        let workload = find_workload(kubectl, &namespace, name)?;
+        match workload["spec"]["replicas"].as_i64() {
+            Some(2) => Ok(()),
+            other => Err(format!("replicas: {other:?}")),
+        }
+    });
+    wait_for_event(kubectl, crd, name, "Scaled");
+
+    let image = "registry.example/e2e/app:2";
+    let patch = json!({"spec": {"image": image}}).to_string();
+    kubectl.ok(&[
+        "patch",
+        &crd.name,
+        name,
+        "-n",
+        &namespace,
+        "--type=merge",
+        "-p",
+        &patch,
+    ]);
+    wait_for(&format!("{resource} rolled to {image}"), SETTLE, || {
+        let workload = find_workload(kubectl, &namespace, name)?;
+        let images: Vec<&Value> = workload["spec"]["template"]["spec"]["containers"]
+            .as_array()
+            .map(|containers| containers.iter().map(|c| &c["image"]).collect())
+            .unwrap_or_default();
+        if images == [image] {
+            Ok(())
+        } else {
+            Err(format!("images: {images:?}"))
+        }
+    });
+
+    // No pod runs here: the workload reports its pods (created, never ready) and the status
+    // follows it.
+    wait_for(&format!("the status of {resource}"), SETTLE, || {
+        let object = kubectl.try_json(&["get", &crd.name, name, "-n", &namespace])?;
+        let workload = find_workload(kubectl, &namespace, name)?;
+        let status = &object["status"];
+        let generation = &object["metadata"]["generation"];
+        let reported = workload["status"]["replicas"].as_i64().unwrap_or(0);
+        let problems: Vec<String> = [
+            (status["observedGeneration"] != *generation).then(|| "observedGeneration".to_owned()),
+            (status["replicas"].as_i64() != Some(reported))
+                .then(|| format!("replicas (the workload reports {reported})")),
+            status["selector"]
+                .as_str()
+                .is_none_or(str::is_empty)
+                .then(|| "selector".to_owned()),
+        ]
+        .into_iter()
+        .flatten()
+        .chain(
+            ["Available", "Progressing", "Degraded"]
+                .into_iter()
+                .filter(|type_| condition(&object, type_).is_none())
+                .map(|type_| format!("condition {type_}")),
+        )
+        .collect();
+        if problems.is_empty() {
+            Ok(())
+        } else {
+            Err(format!("{problems:?} in {status}"))
+        }
+    });
+}
+
+/// The Deployment or StatefulSet named `name`.
+fn find_workload(kubectl: &Kubectl, namespace: &str, name: &str) -> Result<Value, String> {
+    kubectl
+        .try_json(&["get", "deployment", name, "-n", namespace])
+        .or_else(|_| kubectl.try_json(&["get", "statefulset", name, "-n", namespace]))
+}
+
+/// `object` has `owner` as its controller, and the labels every object of the operator has.
+fn check_owned(setup: &Setup, object: &Value, owner: &Value) {
+    let what = format!(
+        "{} {}",
+        object["kind"],
+        object["metadata"]["name"].as_str().unwrap_or("?")
+    );
+    let references = object["metadata"]["ownerReferences"]
+        .as_array()
+        .unwrap_or_else(|| panic!("{what} has no owner"));
+    assert_eq!(references.len(), 1, "{what}: {references:?}");
+    let reference = &references[0];
+    assert_eq!(reference["uid"], owner["metadata"]["uid"], "{what}");
+    assert_eq!(reference["kind"], owner["kind"], "{what}");
+    assert_eq!(reference["controller"], true, "{what}");
+    let labels = &object["metadata"]["labels"];
+    assert_eq!(
+        labels["app.kubernetes.io/instance"], owner["metadata"]["name"],
+        "{what}"
+    );
+    assert_eq!(labels["app.kubernetes.io/managed-by"], setup.name, "{what}");
+    for label in ["app.kubernetes.io/name", "app.kubernetes.io/component"] {
+        assert!(
+            labels[label].is_string(),
+            "{what} lacks the label {label}: {labels}"
+        );
+    }
+}
+
+/// What must not change while no operator runs: the workload itself and its spec.
+fn workload_identity(kubectl: &Kubectl, namespace: &str, sample: &Sample) -> Value {
+    let workload = find_workload(kubectl, namespace, &sample.name).unwrap();
+    json!({
+        "uid": workload["metadata"]["uid"],
+        "deletionTimestamp": workload["metadata"]["deletionTimestamp"],
+        "spec": workload["spec"],
+    })
+}
+
+fn delete_operand(kubectl: &Kubectl, namespace: &str, crd: &Crd, sample: &Sample) {
+    let name = &sample.name;
+    kubectl.ok(&["delete", &crd.name, name, "-n", namespace]);
+    wait_for(
+        &format!("the garbage collector to delete what {name} owned"),
+        // It learns of a new kind by rediscovering the API every 30 seconds.
+        SETTLE * 2,
+        || {
+            let left: Vec<&str> = ["deployment", "statefulset", "service"]
+                .into_iter()
+                .filter(|kind| {
+                    kubectl
+                        .try_ok(&["get", kind, name, "-n", namespace])
+                        .is_ok()
+                })
+                .collect();
+            if left.is_empty() {
+                Ok(())
+            } else {
+                Err(format!("still there: {left:?}"))
+            }
+        },
+    );
+}
+
+/// Both servers answer; the metrics count the reconciles of every controller on the leader,
+/// and none on a standby.
+fn check_endpoints(manager: &Operator, crds: &[Crd], leads: bool) {
+    assert_eq!(
+        manager.probe("/healthz"),
+        (200, "ok".to_owned()),
+        "{}",
+        manager.name()
+    );
+    assert_eq!(manager.probe("/readyz").0, 200, "{}", manager.name());
+    let counts = manager.reconciliations();
+    if leads {
+        for crd in crds {
+            let reconciled = counts.get(&crd.controller()).copied().unwrap_or(0);
+            assert!(
+                reconciled > 0,
+                "{} counted no reconcile of {}: {counts:?}",
+                manager.name(),
+                crd.controller()
+            );
+        }
+    } else {
+        assert_eq!(
+            counts.values().sum::<u64>(),
+            0,
+            "{} reconciled without the Lease: {counts:?}",
+            manager.name()
+        );
+    }
+}
+
+/// Waits for an event with `reason` about the object `name` of `crd`'s kind.
+fn wait_for_event(kubectl: &Kubectl, crd: &Crd, name: &str, reason: &str) {
+    wait_for(&format!("a {reason} event about {name}"), SETTLE, || {
+        let events = kubectl.try_json(&["get", "events.events.k8s.io", "--all-namespaces"])?;
+        let found = events["items"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .any(|event| {
+                event["reason"] == reason
+                    && event["regarding"]["kind"] == crd.kind.as_str()
+                    && event["regarding"]["name"] == name
+            });
+        if found {
+            Ok(())
+        } else {
+            Err(format!(
+                "{} events, none of them",
+                events["items"].as_array().map_or(0, Vec::len)
+            ))
+        }
+    });
+}
+
+fn condition<'a>(object: &'a Value, type_: &str) -> Option<&'a Value> {
+    object["status"]["conditions"]
+        .as_array()?
+        .iter()
+        .find(|condition| condition["type"] == type_)
+}
+
+/// A manager that cannot reach its API server exits, and the test says why, quickly.
+fn crashing_manager_fails_clearly(cluster: &ControlPlane, binary: &Path) {
+    let [closed] = crate::common::control_plane::free_ports();
+    let nowhere = cluster.kubeconfig_with_token("nowhere", "token");
+    let text = std::fs::read_to_string(&nowhere)
+        .unwrap()
+        .replace(cluster.server(), &format!("https://127.0.0.1:{closed}"));
+    std::fs::write(&nowhere, text).unwrap();
+    let mut manager = Operator::start(&Launch {
+        binary: binary.to_owned(),
+        kubeconfig: nowhere,
+        log_dir: cluster.dir().to_owned(),
+        identity: "manager-nowhere".to_owned(),
+        leader_election_namespace: None,
+        watch_namespace: None,
+    });
+    let started = Instant::now();
+    let err = manager
+        .wait_ready()
+        .expect_err("a manager without API server got ready");
+    let message = format!("{err:#}");
+    assert!(
+        message.contains("exited") && message.contains("does not answer"),
+        "{message}"
+    );
+    assert!(started.elapsed() < Duration::from_secs(60), "{message}");
+}
+
+/// The 403 check can fail: without the marker that grants `statefulsets`, the manager is
+/// refused, and the check names the resource. The project is restored afterwards.
+fn missing_rbac_rule_is_reported(cluster: &ControlPlane, setup: &Setup, binary: &Path) {
+    let started = Instant::now();
+    let controller = find_marker_file(setup.root(), "resources=statefulsets");
+    let source = std::fs::read_to_string(&controller).unwrap();
+    let role_file = setup.root().join("config/rbac/role.yaml");
+    let role = std::fs::read_to_string(&role_file).unwrap();
+    let without: String = source
+        .lines()
+        .filter(|line| !(line.contains("+opgen:rbac") && line.contains("resources=statefulsets")))
+        .map(|line| format!("{line}\n"))
+        .collect();
+    std::fs::write(&controller, &without).unwrap();
+    crate::run(setup.root(), "opgen generate manifests", true);
+    let narrower = std::fs::read_to_string(&role_file).unwrap();
+    assert!(!narrower.contains("statefulsets"), "{narrower}");
+
+    // The narrower role replaces the applied one; the samples are back.
+    let kubectl = cluster.admin();
+    install_rbac(kubectl, setup);
+    let namespace = setup.namespace();
+    let samples_dir = setup.root().join("config/samples");
+    kubectl.ok(&[
+        "apply",
+        "--server-side",
+        "-k",
+        path(&samples_dir),
+        "-n",
+        &namespace,
+    ]);
+    let launch = Launch {
+        leader_election_namespace: None,
+        ..manager_identity(cluster, setup, binary)
+    };
+    let manager = start_manager(&launch, "manager-without-statefulsets", setup);
+    let denied = wait_for("the manager to be refused statefulsets", SETTLE, || {
+        let denied = manager.forbidden();
+        if denied.iter().any(|line| line.contains("statefulsets")) {
+            Ok(denied)
+        } else {
+            Err(format!("refused so far: {denied:?}"))
+        }
+    });
+    eprintln!(
+        "[e2e {}] cluster: the 403 check reports, as it should:\n{}",
+        setup.name,
+        denied.join("\n")
+    );
+    // Killed, not stopped: a manager whose watch is refused does not always stop on SIGTERM.
+    drop(manager);
+
+    // The project as it was, without paying for another `generate manifests`.
+    std::fs::write(&controller, source).unwrap();
+    std::fs::write(&role_file, role).unwrap();
+    setup.log("a missing RBAC rule is reported", started);
+}
+
+/// The controller source that holds an RBAC marker containing `needle`.
+fn find_marker_file(root: &Path, needle: &str) -> PathBuf {
+    walkdir::WalkDir::new(root.join("src/controllers"))
+        .into_iter()
+        .map(Result::unwrap)
+        .map(|entry| entry.into_path())
+        .find(|path| {
+            path.extension().is_some_and(|ext| ext == "rs")
+                && std::fs::read_to_string(path).unwrap().contains(needle)
+        })
+        .unwrap_or_else(|| panic!("no controller has a marker with {needle}"))
+}
+
+fn path(path: &Path) -> &str {
+    path.to_str().expect("a UTF-8 path")
+}

@@ -228,7 +228,10 @@ fn create_api_refuses_bad_input_and_writes_nothing() {
             vec!["invalid kind `Self`", "`Self` is a Rust keyword"],
         ),
         (
-            api(&format!("--group db --version v1 --kind A{}", "b".repeat(59))),
+            api(&format!(
+                "--group db --version v1 --kind A{}",
+                "b".repeat(59)
+            )),
             1,
             vec!["at most 59 characters", "`<Kind>List`"],
         ),
@@ -335,7 +338,11 @@ fn create_api_accepts_every_name_kubernetes_accepts() {
     ] {
         assert!(project.root.join(file).is_file(), "{file}");
     }
-    assert!(project.read("api/src/type_/v1/mod.rs").contains("mod match_;"));
+    assert!(
+        project
+            .read("api/src/type_/v1/mod.rs")
+            .contains("mod match_;")
+    );
     let option = project.read("api/src/bin_/v1/option.rs");
     assert!(option.contains("root = \"OptionResource\","), "{option}");
     assert!(

@@ -522,7 +522,10 @@ fn names_that_clash_with_the_generated_code() {
         ("http.example.com_services", "Service"),
     ] {
         let crd = project.read(&format!("config/crd/bases/{file}.yaml"));
-        assert!(crd.contains(&format!("    kind: {kind}\n")), "{file}:\n{crd}");
+        assert!(
+            crd.contains(&format!("    kind: {kind}\n")),
+            "{file}:\n{crd}"
+        );
     }
     kustomize(
         root,

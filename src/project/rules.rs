@@ -383,7 +383,10 @@ mod tests {
             "FooSpec and Foo of db/v1 would both define the Rust type `FooSpec`",
         );
         fails(
-            vec![resource("db", "v1", "FooStatus"), resource("db", "v1", "Foo")],
+            vec![
+                resource("db", "v1", "FooStatus"),
+                resource("db", "v1", "Foo"),
+            ],
             1,
             "both define the Rust type `FooStatus`",
         );

@@ -225,7 +225,32 @@ fn create_api_refuses_bad_input_and_writes_nothing() {
         (
             api("--group db --version v1 --kind Self"),
             1,
-            vec!["clashes"],
+            vec!["invalid kind `Self`", "`Self` is a Rust keyword"],
+        ),
+        (
+            api(&format!(
+                "--group db --version v1 --kind A{}",
+                "b".repeat(59)
+            )),
+            1,
+            vec!["at most 59 characters", "`<Kind>List`"],
+        ),
+        (
+            api("--group db --version v1 --kind MySQLClusterList"),
+            1,
+            vec!["Kubernetes names the lists of MySQLCluster `MySQLClusterList`"],
+        ),
+        (
+            api("--group db --version v1alpha1 --kind MySQLClusterSpec --short-name mcs"),
+            1,
+            vec![
+                "MySQLClusterSpec and MySQLCluster of db/v1alpha1 would both define the Rust type `MySQLClusterSpec`",
+            ],
+        ),
+        (
+            api("--group db_io --version v1 --kind Thing"),
+            1,
+            vec!["invalid group `db_io`", "DNS-1123 label"],
         ),
         (
             api("--group Db --version v1 --kind Thing"),
@@ -291,6 +316,40 @@ fn create_api_refuses_bad_input_and_writes_nothing() {
     for (args, code, needles) in cases {
         fails_unchanged(&project.root, &args, code, &needles);
     }
+}
+
+/// Kubernetes accepts these names, and so does opgen: kinds and groups named like what the
+/// generated code uses, and groups whose module names adapt. (The e2e scenario
+/// `names_that_clash_with_the_generated_code` builds such a project.)
+#[test]
+fn create_api_accepts_every_name_kubernetes_accepts() {
+    let project = Project::init("demo", "");
+    project.create_api("--group kube --version v1 --kind Service");
+    project.create_api("--group type --version v1 --kind Match");
+    project.create_api("--group 1db --version v1 --kind Condition");
+    project.create_api("--group bin --version v1 --kind Option");
+    project.create_api("--group db --version v1 --kind ThingSpec");
+    for file in [
+        "api/src/kube/v1/service.rs",
+        "api/src/type_/v1/match_.rs",
+        "api/src/_1db/v1/condition.rs",
+        "api/src/bin_/v1/option.rs",
+        "src/controllers/type_/match_.rs",
+    ] {
+        assert!(project.root.join(file).is_file(), "{file}");
+    }
+    assert!(
+        project
+            .read("api/src/type_/v1/mod.rs")
+            .contains("mod match_;")
+    );
+    let option = project.read("api/src/bin_/v1/option.rs");
+    assert!(option.contains("root = \"OptionResource\","), "{option}");
+    assert!(
+        project
+            .read("api/src/lib.rs")
+            .contains("crate::bin_::v1::OptionResource::crd(),")
+    );
 }
 
 #[test]
@@ -920,6 +979,20 @@ fn a_bad_project_edit_is_reported_with_its_line_by_every_command() {
             ),
             "characters long; Kubernetes allows 253",
             thing_entry,
+        ),
+        (
+            format!(
+                "{good}- group: db\n  version: v2\n  kind: ThingList\n  plural: thinglists\n  shortName: tl\n  namespaced: true\n  controller: true\n  storage: true\n"
+            ),
+            "Kubernetes names the lists of Thing `ThingList`",
+            good.lines().count() + 1,
+        ),
+        (
+            format!(
+                "{good}- group: db\n  version: v1\n  kind: ThingStatus\n  plural: thingstatuses\n  shortName: ts\n  namespaced: true\n  controller: true\n  storage: true\n"
+            ),
+            "would both define the Rust type `ThingStatus`",
+            good.lines().count() + 1,
         ),
     ];
     let line_of = |key: &str| lines.iter().position(|l| l.starts_with(key)).unwrap() + 1;

@@ -483,6 +483,76 @@ fn namespaced_operator_on_the_newest_kubernetes() {
     );
 }
 
+/// Kinds and groups named like what the generated code uses (kube's and k8s-openapi's types,
+/// the runtime's, Rust's prelude, the crates the project depends on, a keyword, `rustfmt`),
+/// plain and operand: the project builds, passes its tests and lints, and renders. One
+/// project on the default Kubernetes version, without a cluster, to keep it quick.
+#[test]
+fn names_that_clash_with_the_generated_code() {
+    let started = Instant::now();
+    let project = Project::init("clash-op", "");
+    let root = &project.root;
+    let deployment = "--image nginxinc/nginx-unprivileged:1.27 --workload deployment --port 8080";
+    let statefulset = "--image redis:7 --workload statefulset --port 6379";
+    for args in [
+        "--group kube --version v1 --kind Service".to_owned(),
+        format!("--group kube --version v1 --kind Probe {deployment}"),
+        format!("--group tokio --version v1 --kind Patch {statefulset}"),
+        "--group tokio --version v1 --kind Finalizer".to_owned(),
+        "--group serde --version v1 --kind Action".to_owned(),
+        format!("--group serde --version v1 --kind Condition {statefulset}"),
+        format!("--group std --version v1 --kind Event {deployment}"),
+        "--group std --version v1 --kind Error".to_owned(),
+        format!("--group http --version v1 --kind Context {deployment}"),
+        "--group http --version v1 --kind Option".to_owned(),
+        format!("--group http --version v1 --kind Service {statefulset}"),
+        "--group rustfmt --version v1 --kind Default".to_owned(),
+        "--group type --version v1 --kind Match".to_owned(),
+    ] {
+        project.create_api(&args);
+    }
+    run(root, "opgen generate manifests", true);
+    build_test_lint(root);
+    run(root, "opgen generate manifests --check", true);
+
+    // Kubernetes knows the kinds by their names, whatever their Rust types are called.
+    for (file, kind) in [
+        ("http.example.com_options", "Option"),
+        ("rustfmt.example.com_defaults", "Default"),
+        ("http.example.com_services", "Service"),
+    ] {
+        let crd = project.read(&format!("config/crd/bases/{file}.yaml"));
+        assert!(
+            crd.contains(&format!("    kind: {kind}\n")),
+            "{file}:\n{crd}"
+        );
+    }
+    kustomize(
+        root,
+        "config/default",
+        &["CustomResourceDefinition", "ClusterRole", "Deployment"],
+    );
+    kustomize(
+        root,
+        "config/samples",
+        &[
+            "Service",
+            "Probe",
+            "Patch",
+            "Finalizer",
+            "Action",
+            "Condition",
+            "Event",
+            "Error",
+            "Context",
+            "Option",
+            "Default",
+            "Match",
+        ],
+    );
+    eprintln!("[e2e clash-op] scenario took {:.0?}", started.elapsed());
+}
+
 /// `make bundle` with the image every scenario uses, and the `--check` that goes with it.
 const MAKE_BUNDLE: &str = "make bundle IMG=registry.example/op:v1";
 const CHECK_BUNDLE: &str =

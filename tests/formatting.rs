@@ -116,6 +116,12 @@ fn generated_files_are_rustfmt_clean_with_kinds_present() {
         "--group a --version v1 --kind ABd --plural abds1 --short-name abd1".to_owned(),
         "--group a --version v1 --kind AbCde".to_owned(),
         "--group a-b --version v1 --kind Thing".to_owned(),
+        "--group a --version v1 --kind Match".to_owned(),
+        "--group a --version v1 --kind Option".to_owned(),
+        "--group 1db --version v1 --kind Thing".to_owned(),
+        "--group type --version v1beta1 --kind Thing".to_owned(),
+        "--group type2 --version v1 --kind Thing".to_owned(),
+        "--group rustfmt --version v1 --kind Thing".to_owned(),
         format!("--group {long_group} --version v1alpha1 --kind {long_kind}"),
         format!("--group {long_group} --version v1 --kind {long_kind}"),
     ] {

@@ -67,23 +67,44 @@ fn is_rust_module(name: &str) -> bool {
 proptest! {
     #![proptest_config(config())]
 
+    /// Every PascalCase ASCII name up to 59 characters is a kind, but the keyword `Self`.
     #[test]
     fn kinds(value in near("[A-Z][A-Za-z0-9]{0,70}")) {
-        if let Some(kind) = parses_or_explains::<Kind>(&value) {
+        let parsed = parses_or_explains::<Kind>(&value);
+        let pascal_case = value.starts_with(|c: char| c.is_ascii_uppercase())
+            && value.chars().all(|c| c.is_ascii_alphanumeric());
+        prop_assert_eq!(
+            parsed.is_some(),
+            pascal_case && value.len() <= 59 && value != "Self",
+            "{}", value
+        );
+        if let Some(kind) = parsed {
             // Derived names are valid input in their own right.
             let plural = ResourceName::plural_of(&kind);
             prop_assert!(plural.as_str().parse::<ResourceName>().is_ok(), "{plural}");
             let short = kind.default_short_name();
             prop_assert!(short.parse::<ResourceName>().is_ok(), "{short}");
             prop_assert!(is_rust_module(&kind.module()), "{}", kind.module());
+            let rust_type = kind.rust_type();
+            prop_assert!(
+                rust_type == kind.as_str() || rust_type == format!("{kind}Resource"),
+                "{}", rust_type
+            );
         }
     }
 
+    /// Every DNS label is a group, and gets a module that is no folder of the api crate.
     #[test]
     fn groups(value in near("[a-z0-9][a-z0-9-]{0,70}")) {
-        if let Some(group) = parses_or_explains::<Group>(&value) {
+        let parsed = parses_or_explains::<Group>(&value);
+        let dns_label = (1..=63).contains(&value.len())
+            && value.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
+            && !value.starts_with('-')
+            && !value.ends_with('-');
+        prop_assert_eq!(parsed.is_some(), dns_label, "{}", value);
+        if let Some(group) = parsed {
             prop_assert!(is_rust_module(&group.module()), "{}", group.module());
-            prop_assert!(group.module() != "bin");
+            prop_assert!(!["bin", "lib"].contains(&group.module().as_str()));
         }
     }
 
@@ -185,7 +206,16 @@ fn resource() -> impl Strategy<Value = Resource> {
     (
         prop::sample::select(vec!["db", "ops", "kube"]),
         prop::sample::select(vec!["v1", "v1alpha1", "v2"]),
-        prop::sample::select(vec!["Thing", "THING", "ThingOther", "Other"]),
+        prop::sample::select(vec![
+            "Thing",
+            "THING",
+            "ThingOther",
+            "ThingList",
+            "ThingSpec",
+            "Option",
+            "OptionResource",
+            "Other",
+        ]),
         prop::sample::select(vec![None, Some("things"), Some("others")]),
         prop::sample::select(vec![None, Some("th"), Some("oth")]),
         any::<(bool, bool, bool)>(),

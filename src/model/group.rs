@@ -10,36 +10,37 @@ impl FromStr for Group {
     type Err = InvalidValue;
 
     fn from_str(value: &str) -> Result<Self, Self::Err> {
-        let invalid = |problem: String| InvalidValue::new("group", value, problem);
-        if let Some(problem) = dns::label_problem(value) {
-            return Err(invalid(format!(
-                "{problem} (a group is a DNS-1123 label such as `db`; the domain is added to it)"
-            )));
+        match dns::label_problem(value) {
+            Some(problem) => Err(InvalidValue::new(
+                "group",
+                value,
+                format!(
+                    "{problem} (a group is a DNS-1123 label such as `db`; the domain is added to it)"
+                ),
+            )),
+            None => Ok(Self(value.to_owned())),
         }
-        if !value.starts_with(|c: char| c.is_ascii_lowercase()) {
-            return Err(invalid(
-                "it must start with a letter (it names a Rust module)".into(),
-            ));
-        }
-        let module = value.replace('-', "_");
-        // `bin` would put the group's module where the api crate keeps its binaries.
-        if rust_ident::is_keyword(&module) || module == "bin" {
-            return Err(invalid(format!(
-                "`{module}` cannot name a Rust module in the generated crates; choose another group"
-            )));
-        }
-        Ok(Self(value.to_owned()))
     }
 }
+
+/// Files of the api crate's `src/` that a group's module must not be named after: the crate
+/// root (`mod lib;` there would find it), and the folder cargo takes binaries from.
+const API_SRC_ENTRIES: &[&str] = &["bin", "lib"];
 
 impl Group {
     pub fn as_str(&self) -> &str {
         &self.0
     }
 
-    /// The Rust module holding the group's versions and controllers.
+    /// The Rust module holding the group's versions and controllers: `data-plane` →
+    /// `data_plane`, `type` → `type_`, `1db` → `_1db` (see [`rust_ident::module_name`]), and
+    /// `bin` → `bin_`, `lib` → `lib_` (see [`API_SRC_ENTRIES`]).
     pub fn module(&self) -> String {
-        self.0.replace('-', "_")
+        let module = rust_ident::module_name(&self.0.replace('-', "_"));
+        if API_SRC_ENTRIES.contains(&module.as_str()) {
+            return format!("{module}_");
+        }
+        module
     }
 
     /// The API group as Kubernetes knows it: `db.example.com`.
@@ -65,16 +66,37 @@ mod tests {
     }
 
     #[test]
-    fn refuses_invalid_groups() {
+    fn refuses_what_is_not_a_dns_label() {
         for (bad, why) in [
             ("DB", "`D` is not allowed"),
             ("db.io", "`.` is not allowed"),
-            ("1db", "start with a letter"),
-            ("type", "cannot name a Rust module"),
-            ("bin", "cannot name a Rust module"),
+            ("db_io", "`_` is not allowed"),
+            ("-db", "start and end"),
+            ("", "empty"),
         ] {
             let err = bad.parse::<Group>().unwrap_err().to_string();
             assert!(err.contains(why), "{bad}: {err}");
+            assert!(err.contains("DNS-1123 label"), "{bad}: {err}");
+        }
+    }
+
+    /// Any DNS label is a group, including names of crates the generated code uses and Rust
+    /// keywords: the module name is what adapts.
+    #[test]
+    fn every_dns_label_gets_a_module() {
+        for (group, module) in [
+            ("kube", "kube"),
+            ("std", "std"),
+            ("tokio", "tokio"),
+            ("type", "type_"),
+            ("self", "self_"),
+            ("u8", "u8_"),
+            ("1db", "_1db"),
+            ("bin", "bin_"),
+            ("lib", "lib_"),
+            ("my-group", "my_group"),
+        ] {
+            assert_eq!(group.parse::<Group>().unwrap().module(), module, "{group}");
         }
     }
 }

@@ -8,34 +8,6 @@ use super::{InvalidValue, rust_ident, string_newtype};
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct Kind(String);
 
-/// Names the generated modules already use for their own items; a kind with one of these
-/// names would clash with them (or with the prelude) in the generated Rust code.
-const TAKEN_NAMES: &[&str] = &[
-    "Action",
-    "Api",
-    "Arc",
-    "Client",
-    "Condition",
-    "Context",
-    "Controller",
-    "CustomResource",
-    "Deserialize",
-    "Duration",
-    "Error",
-    "Event",
-    "JsonSchema",
-    "Metrics",
-    "ObjectMeta",
-    "Option",
-    "Recorder",
-    "Resource",
-    "Result",
-    "Serialize",
-    "State",
-    "String",
-    "Vec",
-];
-
 impl FromStr for Kind {
     type Err = InvalidValue;
 
@@ -58,21 +30,11 @@ impl FromStr for Kind {
                 "a kind is at most 59 characters long, so that its list kind `<Kind>List` and its plural fit in 63",
             ));
         }
-        if rust_ident::is_keyword(value) || TAKEN_NAMES.contains(&value) {
+        // PascalCase leaves one keyword: `Self`, which no type can be named.
+        if rust_ident::is_keyword(value) {
             return Err(invalid(
-                "it clashes with a name the generated code uses; choose a more specific kind (e.g. prefix it with your domain's noun)",
+                "`Self` is a Rust keyword, so no Rust type can be named after it; choose another kind",
             ));
-        }
-        for suffix in ["Spec", "Status", "List"] {
-            if value.ends_with(suffix) && value != suffix {
-                return Err(InvalidValue::new(
-                    "kind",
-                    value,
-                    format!(
-                        "kinds ending in `{suffix}` clash with the `<Kind>{suffix}` types generated for other kinds"
-                    ),
-                ));
-            }
         }
         Ok(Self(value.to_owned()))
     }
@@ -83,9 +45,27 @@ impl Kind {
         &self.0
     }
 
-    /// The Rust module (and file stem) of the kind: `MySQLCluster` → `my_sql_cluster`.
-    pub fn module(&self) -> String {
+    /// The kind's words in snake case: `MySQLCluster` → `my_sql_cluster`.
+    pub fn snake_case(&self) -> String {
         self.0.to_snake_case()
+    }
+
+    /// The Rust module (and file stem) of the kind: `MySQLCluster` → `my_sql_cluster`, and
+    /// `Type` → `type_` (see [`rust_ident::module_name`]).
+    pub fn module(&self) -> String {
+        rust_ident::module_name(&self.snake_case())
+    }
+
+    /// The Rust type of the kind's objects, which `#[derive(CustomResource)]` defines next to
+    /// its `Spec`: the kind itself, or `<Kind>Resource` for a kind named like a type or trait
+    /// of Rust's prelude (`Option` → `OptionResource`). The derive, and the kind's own file,
+    /// use the prelude's by their bare names, which a type of that name would hide.
+    pub fn rust_type(&self) -> String {
+        if rust_ident::is_prelude_type(&self.0) {
+            format!("{}Resource", self.0)
+        } else {
+            self.0.clone()
+        }
     }
 
     /// Kubernetes' singular resource name: the kind in lowercase.
@@ -97,8 +77,8 @@ impl Kind {
     /// (`MySQLCluster` → `msc`), or the first three letters of a one-word kind
     /// (`Ingress` → `ing`, as Kubernetes abbreviates it).
     pub fn default_short_name(&self) -> String {
-        let module = self.module();
-        let words: Vec<&str> = module.split('_').collect();
+        let snake_case = self.snake_case();
+        let words: Vec<&str> = snake_case.split('_').collect();
         if words.len() > 1 {
             words.iter().filter_map(|w| w.chars().next()).collect()
         } else {
@@ -133,16 +113,65 @@ mod tests {
         for (bad, why) in [
             ("mysqlCluster", "starts with an uppercase letter"),
             ("1Cluster", "starts with an uppercase letter"),
+            ("", "starts with an uppercase letter"),
             ("My-Cluster", "only ASCII letters and digits"),
             ("My_Cluster", "only ASCII letters and digits"),
-            ("Self", "clashes"),
-            ("Error", "clashes"),
-            ("Context", "clashes"),
-            ("ClusterSpec", "ending in `Spec`"),
-            ("ClusterList", "ending in `List`"),
+            ("Clüster", "only ASCII letters and digits"),
+            ("Self", "`Self` is a Rust keyword"),
         ] {
             let err = bad.parse::<Kind>().unwrap_err().to_string();
             assert!(err.contains(why), "{bad}: {err}");
         }
+    }
+
+    #[test]
+    fn length_leaves_room_for_the_list_kind_and_plural() {
+        let longest = format!("A{}", "b".repeat(58));
+        assert_eq!(kind(&longest).as_str().len(), 59);
+        let err = format!("{longest}c").parse::<Kind>().unwrap_err();
+        assert!(err.to_string().contains("at most 59"), "{err}");
+    }
+
+    /// Kubernetes accepts these, and so does opgen: the generated code names crates and
+    /// their types by paths that no kind can hide.
+    #[test]
+    fn accepts_names_the_generated_code_also_uses() {
+        for ok in [
+            "Action",
+            "Api",
+            "Condition",
+            "Context",
+            "CustomResource",
+            "Error",
+            "Event",
+            "JsonSchema",
+            "Option",
+            "Resource",
+            "Serialize",
+            "Service",
+            "ClusterSpec",
+            "ClusterStatus",
+            "ClusterList",
+        ] {
+            assert_eq!(kind(ok).as_str(), ok);
+        }
+    }
+
+    #[test]
+    fn kinds_named_like_the_prelude_get_another_rust_type() {
+        assert_eq!(kind("MySQLCluster").rust_type(), "MySQLCluster");
+        assert_eq!(kind("Condition").rust_type(), "Condition");
+        assert_eq!(kind("Option").rust_type(), "OptionResource");
+        assert_eq!(kind("Default").rust_type(), "DefaultResource");
+        assert_eq!(kind("Vec").rust_type(), "VecResource");
+    }
+
+    #[test]
+    fn keyword_modules_get_an_underscore() {
+        assert_eq!(kind("Type").module(), "type_");
+        assert_eq!(kind("Match").module(), "match_");
+        assert_eq!(kind("Str").module(), "str_");
+        assert_eq!(kind("Match").default_short_name(), "mat");
+        assert_eq!(kind("AsyncFn").module(), "async_fn");
     }
 }

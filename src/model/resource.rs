@@ -1,6 +1,6 @@
 use serde::{Deserialize, Serialize};
 
-use super::{Domain, Group, Kind, Operand, ResourceName, Version};
+use super::{Domain, Group, Kind, Operand, ResourceName, Version, Workload};
 
 /// One version of one kind, as `PROJECT` records it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -25,6 +25,26 @@ impl Resource {
     /// Whether `self` and `other` are versions of the same kind.
     pub fn same_kind(&self, other: &Resource) -> bool {
         self.group == other.group && self.kind == other.kind
+    }
+
+    /// The public Rust types the kind's file defines in the module of its version, which the
+    /// other kinds of that version must not define too: the kind's (see [`Kind::rust_type`]),
+    /// its `Spec` and `Status`, and the `Storage` of a StatefulSet's volumes.
+    pub fn rust_type_names(&self) -> Vec<String> {
+        let kind = &self.kind;
+        let mut names = vec![
+            kind.rust_type(),
+            format!("{kind}Spec"),
+            format!("{kind}Status"),
+        ];
+        if self
+            .operand
+            .as_ref()
+            .is_some_and(|operand| operand.workload == Workload::StatefulSet)
+        {
+            names.push(format!("{kind}Storage"));
+        }
+        names
     }
 
     /// The API group as Kubernetes knows it: `db.example.com`.

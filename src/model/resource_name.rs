@@ -42,7 +42,7 @@ impl ResourceName {
     pub fn plural_of(kind: &Kind) -> Self {
         let singular = kind.singular();
         // Irregular words are matched at the end so that `DataIndex` → `dataindices`.
-        let word_end = singular.len() - kind.module().rsplit('_').next().unwrap_or("").len();
+        let word_end = singular.len() - kind.snake_case().rsplit('_').next().unwrap_or("").len();
         let (head, last_word) = singular.split_at(word_end);
         if let Some((_, plural)) = IRREGULAR.iter().find(|(one, _)| *one == last_word) {
             return Self(format!("{head}{plural}"));

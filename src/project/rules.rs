@@ -3,7 +3,7 @@
 //!
 //! Each rule has a reason outside opgen's taste: Kubernetes would refuse the CRD (names that
 //! conflict within a group, names too long), the generated code would not compile (two kinds
-//! in one file), or the operator could not
+//! defining one Rust type in one module, two kinds in one file), or the operator could not
 //! work (a cluster-scoped kind watched through a Role).
 
 use super::Project;
@@ -156,6 +156,27 @@ fn check_neighbours(resource: &Resource, other: &Resource) -> Result<(), String>
     if resource.short_name == other.short_name {
         return Err(clash("shortName", resource.short_name.as_str()));
     }
+    for (this, that) in [(resource, other), (other, resource)] {
+        if this.kind.as_str() == format!("{}List", that.kind) {
+            return Err(format!(
+                "{} and {} of group {group} clash: Kubernetes names the lists of {} `{}`, so no kind of the group can have that name\n\nRename {}",
+                resource.kind, other.kind, that.kind, this.kind, this.kind
+            ));
+        }
+    }
+    if resource.version == other.version {
+        let theirs = other.rust_type_names();
+        if let Some(shared) = resource
+            .rust_type_names()
+            .into_iter()
+            .find(|name| theirs.contains(name))
+        {
+            return Err(format!(
+                "{kind} and {} of {group}/{} would both define the Rust type `{shared}` in the api crate's module of that version\n\nRename one of them, or put it in another version or group",
+                other.kind, resource.version
+            ));
+        }
+    }
     Ok(())
 }
 
@@ -236,6 +257,10 @@ mod tests {
             second_version("db", "v1alpha1", "MySQLCluster"),
             resource("db", "v1", "Backup"),
             resource("ops", "v1", "Backup"),
+            resource("db", "v1", "Foo"),
+            resource("db", "v2", "FooSpec"),
+            resource("db", "v1", "Option"),
+            resource("db", "v1", "OptionSpecification"),
         ]))
         .unwrap();
     }
@@ -331,6 +356,59 @@ mod tests {
             resource("ops", "v1", "Thing"),
         ]))
         .unwrap();
+    }
+
+    #[test]
+    fn a_kind_is_not_named_like_the_list_of_another() {
+        for (first, second) in [("Thing", "ThingList"), ("ThingList", "Thing")] {
+            fails(
+                vec![resource("db", "v1", first), resource("db", "v2", second)],
+                1,
+                "Kubernetes names the lists of Thing `ThingList`",
+            );
+        }
+        // Two groups are two sets of names.
+        check(&project(vec![
+            resource("db", "v1", "Thing"),
+            resource("ops", "v1", "ThingList"),
+        ]))
+        .unwrap();
+    }
+
+    #[test]
+    fn kinds_sharing_a_version_module_define_distinct_types() {
+        fails(
+            vec![resource("db", "v1", "Foo"), resource("db", "v1", "FooSpec")],
+            1,
+            "FooSpec and Foo of db/v1 would both define the Rust type `FooSpec`",
+        );
+        fails(
+            vec![
+                resource("db", "v1", "FooStatus"),
+                resource("db", "v1", "Foo"),
+            ],
+            1,
+            "both define the Rust type `FooStatus`",
+        );
+        // `Option`'s objects are `OptionResource`, since `Option` is the prelude's.
+        fails(
+            vec![
+                resource("db", "v1", "Option"),
+                resource("db", "v1", "OptionResource"),
+            ],
+            1,
+            "both define the Rust type `OptionResource`",
+        );
+        let mut statefulset = resource("db", "v1", "Cache");
+        statefulset.operand = Some(Operand {
+            workload: Workload::StatefulSet,
+            ..operand()
+        });
+        fails(
+            vec![statefulset, resource("db", "v1", "CacheStorage")],
+            1,
+            "both define the Rust type `CacheStorage`",
+        );
     }
 
     #[test]

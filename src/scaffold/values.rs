@@ -53,6 +53,10 @@ pub struct ProjectValues {
 pub struct KindValues {
     /// `MySQLCluster`
     pub kind: String,
+    /// The Rust type of the kind's objects: `MySQLCluster`, `OptionResource` for `Option`.
+    pub rust_type: String,
+    /// The Rust type is named like the kind, so `#[kube(root = ...)]` is not needed.
+    pub rust_type_is_kind: bool,
     /// `db`
     pub group: String,
     /// `db`, as a Rust module
@@ -237,6 +241,8 @@ impl KindValues {
         let strip = |path: String, folder: &str| path.trim_start_matches(folder).to_owned();
         Self {
             kind: resource.kind.to_string(),
+            rust_type: resource.kind.rust_type(),
+            rust_type_is_kind: resource.kind.rust_type() == resource.kind.as_str(),
             group: resource.group.to_string(),
             group_module: resource.group.module(),
             qualified_group: resource.qualified_group(domain),

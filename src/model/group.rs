@@ -22,8 +22,9 @@ impl FromStr for Group {
             ));
         }
         let module = value.replace('-', "_");
-        // `bin` would put the group's module where the api crate keeps its binaries.
-        if rust_ident::is_keyword(&module) || module == "bin" {
+        // `bin` would put the group's module where the api crate keeps its binaries, and
+        // `envtest` beside the integration tests' harness of the same name.
+        if rust_ident::is_keyword(&module) || module == "bin" || module == "envtest" {
             return Err(invalid(format!(
                 "`{module}` cannot name a Rust module in the generated crates; choose another group"
             )));
@@ -72,6 +73,7 @@ mod tests {
             ("1db", "start with a letter"),
             ("type", "cannot name a Rust module"),
             ("bin", "cannot name a Rust module"),
+            ("envtest", "cannot name a Rust module"),
         ] {
             let err = bad.parse::<Group>().unwrap_err().to_string();
             assert!(err.contains(why), "{bad}: {err}");

@@ -7,12 +7,16 @@
 //! spec field, from docs/tutorial-mysqlcluster.md) on an operand kind, then simulates a project
 //! made by an older opgen and brings it up to date with `opgen update` before the build.
 //! Then it runs the operator for real on a control plane (etcd, kube-apiserver,
-//! kube-controller-manager from `KUBEBUILDER_ASSETS`): see `on_cluster`.
+//! kube-controller-manager from `KUBEBUILDER_ASSETS`): see `on_cluster`. The namespaced
+//! scenario also runs the project's own integration tests (`make test-integration`), without
+//! the binaries and with them: see `integration_tests`.
 //!
 //! All generated projects share one Cargo target directory (`target/e2e`), so the operator's
 //! dependencies are compiled once per Kubernetes version feature, not once per scenario.
 
 mod common;
+#[path = "e2e/integration_tests.rs"]
+mod integration_tests;
 #[path = "e2e/manifests.rs"]
 mod manifests;
 #[path = "e2e/on_cluster.rs"]
@@ -198,7 +202,8 @@ fn age_and_update(project: &Project) {
 
 /// `update_from_older`: simulate a project of an older opgen and `opgen update` it;
 /// `tutorial_edit`: make the tutorial's first edit on an operand kind before building;
-/// `check_missing_rule`: show on the control plane that a missing RBAC rule is caught.
+/// `check_missing_rule`: show on the control plane that a missing RBAC rule is caught;
+/// `run_integration_tests`: run the project's own integration tests (`make test-integration`).
 fn scenario(
     name: &str,
     init_args: &str,
@@ -206,6 +211,7 @@ fn scenario(
     update_from_older: bool,
     tutorial_edit: bool,
     check_missing_rule: bool,
+    run_integration_tests: bool,
 ) {
     let started = Instant::now();
     let project = Project::init(name, init_args);
@@ -348,6 +354,19 @@ fn scenario(
     );
     check_bundle(&project, namespaced_operator);
 
+    if run_integration_tests {
+        // The kinds' modules, as add_kinds makes them: one test each.
+        let kinds = [
+            "db::my_sql_cluster",
+            "ops::backup_policy",
+            "ops::proxy",
+            "ops::my_sql_cluster",
+            "data::postgres_cluster",
+            "cache::memcached",
+        ];
+        integration_tests::run(&project, name, kubernetes, &kinds);
+    }
+
     // The manager `build_test_lint` built, on a control plane.
     on_cluster::run(&on_cluster::Setup {
         project: &project,
@@ -425,7 +444,7 @@ fn scenario(
 
 #[test]
 fn cluster_wide_operator_on_the_oldest_kubernetes() {
-    scenario("cluster-op", "", "ClusterRole", true, true, true);
+    scenario("cluster-op", "", "ClusterRole", true, true, true, false);
 }
 
 /// Ctrl-C during the first, slow build of crdgen (a target directory of its own, so that
@@ -480,6 +499,7 @@ fn namespaced_operator_on_the_newest_kubernetes() {
         false,
         false,
         false,
+        true,
     );
 }
 

@@ -54,11 +54,14 @@ fn generated_api_files(root: &Path) -> Vec<String> {
     files
 }
 
-/// The generated Rust files of the manager, but its `runtime` module: the library's root, and
-/// the `controllers` module tree (rustfmt follows it into the kinds' files, which are
-/// scaffolded).
+/// The generated Rust files of the manager, but its `runtime` module and the integration
+/// tests' harness: the library's root, the `controllers` module tree and the integration
+/// tests' root (rustfmt follows them into the kinds' files, which are scaffolded).
 fn generated_manager_files(root: &Path) -> Vec<String> {
-    let mut files = vec!["src/lib.rs".to_owned()];
+    let mut files = vec![
+        "src/lib.rs".to_owned(),
+        "tests/integration/main.rs".to_owned(),
+    ];
     for entry in walkdir::WalkDir::new(root.join("src/controllers")).sort_by_file_name() {
         let entry = entry.unwrap();
         if entry.file_name() == "mod.rs" {
@@ -69,9 +72,10 @@ fn generated_manager_files(root: &Path) -> Vec<String> {
     files
 }
 
-/// The manager's `runtime` module, checked under the defaults only: it is declared with
-/// `#[rustfmt::skip]`, so that no project configuration applies to it.
-const RUNTIME: [&str; 1] = ["src/runtime/mod.rs"];
+/// The manager's `runtime` module and the integration tests' harness, checked under the
+/// defaults only: they are declared with `#[rustfmt::skip]`, so that no project configuration
+/// applies to them.
+const RUNTIME: [&str; 2] = ["src/runtime/mod.rs", "tests/integration/envtest.rs"];
 
 /// `init`'s scaffolded entry point under the defaults, its generated files under both.
 fn assert_init_clean(project: &Project) {
@@ -134,7 +138,7 @@ fn generated_files_are_rustfmt_clean_with_kinds_present() {
     files.extend(manager_files);
     // rustfmt follows `mod` lines into the kinds' files, which are scaffolded (formatted with
     // the project's configuration when written): they are emptied, to check only the rest.
-    for dir in ["api/src", "src/controllers"] {
+    for dir in ["api/src", "src/controllers", "tests/integration"] {
         for entry in walkdir::WalkDir::new(project.root.join(dir)) {
             let entry = entry.unwrap();
             let relative = entry.path().strip_prefix(&project.root).unwrap();

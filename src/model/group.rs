@@ -23,9 +23,10 @@ impl FromStr for Group {
     }
 }
 
-/// Files of the api crate's `src/` that a group's module must not be named after: the crate
-/// root (`mod lib;` there would find it), and the folder cargo takes binaries from.
-const API_SRC_ENTRIES: &[&str] = &["bin", "lib"];
+/// Names a group's module must not take: files of the api crate's `src/` (the crate root, which
+/// `mod lib;` there would find, and the folder cargo takes binaries from), and the harness that
+/// sits beside the groups' modules in the manager's `tests/integration/`.
+const TAKEN_MODULES: &[&str] = &["bin", "lib", "envtest"];
 
 impl Group {
     pub fn as_str(&self) -> &str {
@@ -34,10 +35,10 @@ impl Group {
 
     /// The Rust module holding the group's versions and controllers: `data-plane` →
     /// `data_plane`, `type` → `type_`, `1db` → `_1db` (see [`rust_ident::module_name`]), and
-    /// `bin` → `bin_`, `lib` → `lib_` (see [`API_SRC_ENTRIES`]).
+    /// `bin` → `bin_`, `lib` → `lib_`, `envtest` → `envtest_` (see [`TAKEN_MODULES`]).
     pub fn module(&self) -> String {
         let module = rust_ident::module_name(&self.0.replace('-', "_"));
-        if API_SRC_ENTRIES.contains(&module.as_str()) {
+        if TAKEN_MODULES.contains(&module.as_str()) {
             return format!("{module}_");
         }
         module
@@ -94,6 +95,7 @@ mod tests {
             ("1db", "_1db"),
             ("bin", "bin_"),
             ("lib", "lib_"),
+            ("envtest", "envtest_"),
             ("my-group", "my_group"),
         ] {
             assert_eq!(group.parse::<Group>().unwrap().module(), module, "{group}");

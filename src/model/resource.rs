@@ -85,6 +85,15 @@ impl Resource {
         )
     }
 
+    /// The kind's integration test, beside the harness of `tests/integration/`.
+    pub fn integration_test_file(&self) -> String {
+        format!(
+            "tests/integration/{}/{}.rs",
+            self.group.module(),
+            self.kind.module()
+        )
+    }
+
     pub fn sample_file(&self) -> String {
         format!(
             "config/samples/{}_{}_{}.yaml",

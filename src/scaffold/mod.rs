@@ -204,6 +204,10 @@ fn render_resource(
             format!("{flavour}/controller.rs"),
             resource.controller_file(),
         ));
+        wanted.push((
+            format!("{flavour}/integration_test.rs"),
+            resource.integration_test_file(),
+        ));
     }
     if parts.roles {
         wanted.push((

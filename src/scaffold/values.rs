@@ -34,6 +34,9 @@ pub struct ProjectValues {
     pub watched_namespaces: &'static str,
     /// k8s-openapi's version feature, `v1_33`.
     pub k8s_feature: String,
+    /// The Kubernetes release the project targets, `1.33`: the control plane its integration
+    /// tests want.
+    pub kubernetes_version: String,
     /// SPDX identifier, absent without a license.
     pub license: Option<&'static str>,
     /// The owner given with `--owner`, else `The <name> Authors`.
@@ -214,6 +217,7 @@ impl ProjectValues {
                 "all of them (an empty WATCH_NAMESPACE)"
             },
             k8s_feature: project.kubernetes_version.feature(),
+            kubernetes_version: project.kubernetes_version.to_string(),
             license: project.license.spdx(),
             copyright_holder: project
                 .owner

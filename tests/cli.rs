@@ -1367,3 +1367,135 @@ fn the_users_global_rustfmt_configuration_does_not_leak_in() {
         "hard tabs from rustfmt.toml:\n{types}"
     );
 }
+
+#[test]
+fn create_webhook_refuses_bad_input_and_writes_nothing() {
+    let project = Project::init("demo", "");
+    project.create_api("--group db --version v1 --kind Thing");
+    project.create_api("--group db --version v1 --kind Backup");
+    project.create_api("--group db --version v1alpha1 --kind Backup --controller=false");
+    project
+        .opgen()
+        .args("create webhook --group db --version v1 --kind Thing --defaulting".split_whitespace())
+        .assert()
+        .success();
+    let webhook = |flags: &str| format!("create webhook {flags}");
+    let cases: Vec<(String, i32, Vec<&str>)> = vec![
+        (
+            webhook("--group db --version v1 --kind Thing"),
+            1,
+            vec![
+                "no webhook asked for",
+                "--defaulting, --validation and --conversion",
+            ],
+        ),
+        (
+            webhook("--group db --version v1 --kind Other --validation"),
+            1,
+            vec![
+                "Other db/v1 is not in PROJECT",
+                "opgen create api --group db --version v1 --kind Other",
+            ],
+        ),
+        (
+            webhook("--group db --version v2 --kind Thing --validation"),
+            1,
+            vec!["Thing db/v2 is not in PROJECT (it has v1)"],
+        ),
+        (
+            webhook("--group db --version v1 --kind Thing --conversion"),
+            1,
+            vec![
+                "--conversion needs a kind with two versions",
+                "opgen create api",
+            ],
+        ),
+        (
+            webhook("--group db --version v1 --kind Thing --defaulting"),
+            1,
+            vec!["--defaulting already", "--force"],
+        ),
+        (
+            webhook("--group db --version v1 --kind thing --defaulting"),
+            1,
+            vec!["invalid kind `thing`"],
+        ),
+        (
+            webhook("--group db --version v1 --defaulting"),
+            1,
+            vec!["missing --kind"],
+        ),
+        (
+            webhook("--group db --version v1 --kind Thing --mutating"),
+            2,
+            vec!["unexpected argument"],
+        ),
+    ];
+    for (args, code, needles) in cases {
+        fails_unchanged(&project.root, &args, code, &needles);
+    }
+    // A PROJECT edited into a conversion webhook for a single version is refused with its line.
+    let path = project.root.join("PROJECT");
+    let text = std::fs::read_to_string(&path)
+        .unwrap()
+        .replace("    defaulting: true", "    conversion: true");
+    std::fs::write(&path, text).unwrap();
+    fails_unchanged(
+        &project.root,
+        "create webhook --group db --version v1 --kind Backup --validation",
+        1,
+        &[
+            "PROJECT:",
+            "records a conversion webhook, but Thing has only one version",
+        ],
+    );
+}
+
+#[test]
+fn create_webhook_records_the_webhooks_in_project() {
+    let project = Project::init("demo", "");
+    project.create_api("--group db --version v1 --kind Backup");
+    project.create_api("--group db --version v1alpha1 --kind Backup --controller=false");
+    let before = project.tree();
+    project
+        .opgen()
+        .args(
+            "create webhook --group db --version v1 --kind Backup --defaulting --conversion --dry-run"
+                .split_whitespace(),
+        )
+        .assert()
+        .success()
+        .stderr(predicate::str::contains("Updating PROJECT"))
+        .stdout(predicate::str::contains("+  webhooks:"));
+    assert!(project.tree() == before, "--dry-run wrote files");
+    for flags in [
+        "--version v1 --kind Backup --defaulting --conversion",
+        "--version v1alpha1 --kind Backup --validation",
+    ] {
+        project
+            .opgen()
+            .args(["create", "webhook", "--group", "db"])
+            .args(flags.split_whitespace())
+            .assert()
+            .success();
+    }
+    let recorded = project.read("PROJECT");
+    assert!(
+        recorded.contains("  webhooks:\n    defaulting: true\n    conversion: true\n"),
+        "{recorded}"
+    );
+    assert!(
+        recorded.contains("  webhooks:\n    validation: true\n"),
+        "{recorded}"
+    );
+    // --force asks again for what exists, and changes nothing that is not asked.
+    project
+        .opgen()
+        .args(
+            "create webhook --group db --version v1 --kind Backup --defaulting --force"
+                .split_whitespace(),
+        )
+        .assert()
+        .success();
+    assert_eq!(project.read("PROJECT"), recorded);
+}

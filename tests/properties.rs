@@ -207,6 +207,7 @@ fn resource() -> impl Strategy<Value = Resource> {
                     controller,
                     storage,
                     operand: None,
+                    webhooks: None,
                 }
             },
         )

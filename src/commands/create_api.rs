@@ -243,6 +243,7 @@ fn new_resource(
         controller: false,
         storage: false,
         operand,
+        webhooks: None,
     })
 }
 

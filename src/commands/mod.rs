@@ -2,6 +2,7 @@
 //! applies it.
 
 pub mod create_api;
+pub mod create_webhook;
 pub mod generate_bundle;
 pub mod generate_manifests;
 pub mod init;

@@ -153,6 +153,20 @@ pub fn resource_files(
     Ok((files, formatted))
 }
 
+/// Everything `create webhook` writes in the project at `root` for the webhooks of
+/// `resource`: the generated files of the updated project (with `PROJECT`). The second value
+/// is as for [`resource_files`].
+pub fn webhook_files(
+    project: &Project,
+    _resource: &Resource,
+    root: &Path,
+    interrupt: &Interrupt,
+) -> anyhow::Result<(Vec<PlannedFile>, bool)> {
+    let mut files = render_generated(project)?;
+    let formatted = rustfmt::format(&mut files, root, interrupt)?;
+    Ok((files, formatted))
+}
+
 /// Every scaffolded file as this opgen would write it today for `project`: the project's own
 /// and each resource's, formatted as `init` and `create api` leave them. `opgen update`
 /// compares the user's files with these. The second value is as for [`resource_files`].

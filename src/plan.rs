@@ -22,6 +22,10 @@ pub enum Owner {
     Generated,
     /// An output of `generate manifests`, rewritten whenever the sources change.
     Manifest,
+    /// A user's file to which a command adds lines, computed from its current text (the
+    /// webhook server's crates in `Cargo.toml`): written whatever the conflict policy, since
+    /// nothing of the user's is lost (`--dry-run` shows the addition).
+    Amended,
     /// `PROJECT`: the user's to edit and opgen's to rewrite, since every command reads it
     /// (and refuses an edit that breaks its rules) before it writes it back.
     Record,
@@ -180,7 +184,7 @@ fn decide(
         return Ok(Action::Unchanged);
     }
     match (file.owner, on_conflict) {
-        (Owner::Manifest | Owner::Record, _) => Ok(Action::Update),
+        (Owner::Manifest | Owner::Record | Owner::Amended, _) => Ok(Action::Update),
         (Owner::Generated, OnConflict::Overwrite) => Ok(Action::Update),
         (Owner::Generated, _) if old.contains(GENERATED_MARKER) => Ok(Action::Update),
         (Owner::Generated, OnConflict::Keep) => Ok(Action::Keep),

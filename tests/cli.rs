@@ -1499,3 +1499,69 @@ fn create_webhook_records_the_webhooks_in_project() {
         .success();
     assert_eq!(project.read("PROJECT"), recorded);
 }
+
+#[test]
+fn create_webhook_scaffolds_the_webhook_file_and_adds_the_crates_once() {
+    let project = Project::init("demo", "");
+    project.create_api("--group db --version v1 --kind Thing");
+    project.create_api("--group db --version v1 --kind Other");
+    let manifest = project.read("Cargo.toml");
+    project
+        .opgen()
+        .args("create webhook --group db --version v1 --kind Thing --validation".split_whitespace())
+        .assert()
+        .success()
+        .stderr(predicate::str::contains(
+            "Creating src/webhooks/db/thing_v1.rs",
+        ))
+        .stderr(predicate::str::contains("Updating Cargo.toml"))
+        .stdout(predicate::str::contains(
+            "edit src/webhooks/db/thing_v1.rs to write your defaults and validation rules",
+        ));
+    let amended = project.read("Cargo.toml");
+    assert!(amended.starts_with(manifest.split("\n[dev-dependencies]").next().unwrap()));
+    assert!(
+        amended.contains("\nkube-core = { version = \"5.0.0\", features = [\"admission\"] }\n")
+    );
+    let webhook = project.read("src/webhooks/db/thing_v1.rs");
+    assert!(webhook.contains("fn validate_create(&self, obj: &api::Thing) -> Verdict"));
+    assert!(!webhook.contains("fn default("));
+    assert!(project.read("src/webhooks/mod.rs").contains(
+        ".validation(\"/validate-db-example-com-v1-thing\", ::std::sync::Arc::new(db::thing_v1::webhook()))"
+    ));
+    assert!(project.read("src/lib.rs").contains("pub mod webhooks;"));
+    assert!(
+        project
+            .read("src/runtime/mod.rs")
+            .contains("pub mod webhook;")
+    );
+
+    // A second webhook finds the crates there already.
+    project
+        .opgen()
+        .args("create webhook --group db --version v1 --kind Other --defaulting".split_whitespace())
+        .assert()
+        .success();
+    assert_eq!(project.read("Cargo.toml"), amended);
+
+    // A new webhook for a version whose file exists changes the file: the user's, so --force.
+    fails_unchanged(
+        &project.root,
+        "create webhook --group db --version v1 --kind Thing --defaulting",
+        1,
+        &["src/webhooks/db/thing_v1.rs already exists", "--force"],
+    );
+    project
+        .opgen()
+        .args(
+            "create webhook --group db --version v1 --kind Thing --defaulting --force"
+                .split_whitespace(),
+        )
+        .assert()
+        .success();
+    assert!(
+        project
+            .read("src/webhooks/db/thing_v1.rs")
+            .contains("fn default(")
+    );
+}

@@ -139,10 +139,16 @@ pub fn plan_webhooks(
 
 fn next_steps(change: &WebhookChange) -> String {
     let resource = &change.resource;
-    let mut steps = format!(
-        "\n{} {}/{} records its webhooks in PROJECT.\nNext steps:\n",
-        resource.kind, resource.group, resource.version
-    );
+    let mut steps = String::from("\nNext steps:\n");
+    if resource
+        .webhooks
+        .is_some_and(|webhooks| webhooks.admission())
+    {
+        steps.push_str(&format!(
+            "  edit {} to write your defaults and validation rules\n",
+            resource.webhook_file()
+        ));
+    }
     steps
         .push_str("  make manifests   # regenerate the CRDs and RBAC from the code\n  make test\n");
     steps

@@ -89,3 +89,65 @@ mod tests {
         assert!(defaulting.shared_flags(&Webhooks::default()).is_empty());
     }
 }
+
+/// The names of a version's webhooks, computed here so that the scaffolded file, the routes
+/// and the manifests agree.
+impl super::Resource {
+    /// The module of the version's webhook file in its group: `backup_v1`.
+    pub fn webhook_module(&self) -> String {
+        format!("{}_{}", self.kind.module(), self.version)
+    }
+
+    /// The version's webhook file, the user's: `src/webhooks/db/backup_v1.rs`.
+    pub fn webhook_file(&self) -> String {
+        format!(
+            "src/webhooks/{}/{}.rs",
+            self.group.module(),
+            self.webhook_module()
+        )
+    }
+
+    /// The URL path of an admission webhook (`verb` is `mutate` or `validate`), as Kubebuilder
+    /// names it: `/mutate-db-example-com-v1-backup`.
+    pub fn admission_path(&self, verb: &str, domain: &super::Domain) -> String {
+        format!(
+            "/{verb}-{}-{}-{}",
+            self.qualified_group(domain).replace('.', "-"),
+            self.version,
+            self.kind.singular()
+        )
+    }
+
+    /// The URL path of the kind's conversion webhook: `/convert-db-example-com-backup`.
+    pub fn conversion_path(&self, domain: &super::Domain) -> String {
+        format!(
+            "/convert-{}-{}",
+            self.qualified_group(domain).replace('.', "-"),
+            self.kind.singular()
+        )
+    }
+}
+
+#[cfg(test)]
+mod names {
+    use crate::model::Resource;
+
+    #[test]
+    fn webhook_names_follow_the_kind_and_version() {
+        let resource = Resource::for_test("db", "v1alpha1", "MySQLCluster");
+        let domain = "example.com".parse().unwrap();
+        assert_eq!(resource.webhook_module(), "my_sql_cluster_v1alpha1");
+        assert_eq!(
+            resource.webhook_file(),
+            "src/webhooks/db/my_sql_cluster_v1alpha1.rs"
+        );
+        assert_eq!(
+            resource.admission_path("mutate", &domain),
+            "/mutate-db-example-com-v1alpha1-mysqlcluster"
+        );
+        assert_eq!(
+            resource.conversion_path(&domain),
+            "/convert-db-example-com-mysqlcluster"
+        );
+    }
+}

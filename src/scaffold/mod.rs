@@ -1,9 +1,11 @@
 //! What opgen writes: the files of a new project, the files of a new resource, and the
 //! generated files that are rebuilt from `PROJECT` after every change to it.
 
+mod cargo_toml;
 mod rust;
 mod rust_order;
 pub mod values;
+pub mod webhook_values;
 
 use std::path::Path;
 
@@ -122,6 +124,39 @@ fn render_generated(project: &Project) -> anyhow::Result<Vec<PlannedFile>> {
             ));
         }
     }
+    files.extend(render_webhook_machinery(&values)?);
+    Ok(files)
+}
+
+/// The webhook server and the module tree of the webhook files, when the project has webhooks.
+fn render_webhook_machinery(values: &ProjectValues) -> anyhow::Result<Vec<PlannedFile>> {
+    let templates = Templates::get();
+    if !values.webhooks.any {
+        return Ok(Vec::new());
+    }
+    let mut files = vec![
+        PlannedFile::new(
+            "src/runtime/webhook.rs",
+            templates.render("webhook/runtime.rs", values)?,
+            Owner::Generated,
+        ),
+        PlannedFile::new(
+            "src/webhooks/mod.rs",
+            templates.render("webhook/mod.rs", values)?,
+            Owner::Generated,
+        ),
+    ];
+    #[derive(serde::Serialize)]
+    struct GroupFile<'a> {
+        group: &'a webhook_values::WebhookGroupValues,
+    }
+    for group in &values.webhooks.groups {
+        files.push(PlannedFile::new(
+            format!("src/webhooks/{}/mod.rs", group.module),
+            templates.render("webhook/group_mod.rs", &GroupFile { group })?,
+            Owner::Generated,
+        ));
+    }
     Ok(files)
 }
 
@@ -154,15 +189,23 @@ pub fn resource_files(
 }
 
 /// Everything `create webhook` writes in the project at `root` for the webhooks of
-/// `resource`: the generated files of the updated project (with `PROJECT`). The second value
-/// is as for [`resource_files`].
+/// `resource`: its scaffolded webhook file (for admission webhooks), the webhook server's
+/// crates added to `Cargo.toml`, and the generated files of the updated project (with
+/// `PROJECT`). The second value is as for [`resource_files`].
 pub fn webhook_files(
     project: &Project,
-    _resource: &Resource,
+    resource: &Resource,
     root: &Path,
     interrupt: &Interrupt,
 ) -> anyhow::Result<(Vec<PlannedFile>, bool)> {
-    let mut files = render_generated(project)?;
+    let mut files = render_webhook_file(project, resource)?;
+    let manifest = crate::plan::read_to_string(&root.join("Cargo.toml"))?;
+    files.push(PlannedFile::new(
+        "Cargo.toml",
+        cargo_toml::with_webhook_dependencies(&manifest)?,
+        Owner::Amended,
+    ));
+    files.extend(render_generated(project)?);
     let formatted = rustfmt::format(&mut files, root, interrupt)?;
     Ok((files, formatted))
 }
@@ -184,9 +227,40 @@ pub fn scaffolded_files(
             roles: firsts.iter().any(|first| std::ptr::eq(*first, resource)),
         };
         files.extend(render_resource(project, resource, parts)?);
+        files.extend(render_webhook_file(project, resource)?);
     }
     let formatted = rustfmt::format(&mut files, root, interrupt)?;
     Ok((files, formatted))
+}
+
+/// The scaffolded webhook file of one version, as rendered: none without admission webhooks.
+fn render_webhook_file(project: &Project, resource: &Resource) -> anyhow::Result<Vec<PlannedFile>> {
+    if !resource
+        .webhooks
+        .is_some_and(|webhooks| webhooks.admission())
+    {
+        return Ok(Vec::new());
+    }
+    let project_values = ProjectValues::new(project);
+    #[derive(serde::Serialize)]
+    struct WebhookFile<'a> {
+        project: &'a ProjectValues,
+        kind: KindValues,
+        version: String,
+        webhook: webhook_values::AdmissionValues,
+    }
+    let values = WebhookFile {
+        project: &project_values,
+        kind: KindValues::new(project, resource),
+        version: resource.version.to_string(),
+        webhook: webhook_values::AdmissionValues::new(project, resource),
+    };
+    let contents = Templates::get().render("webhook/admission.rs", &values)?;
+    Ok(vec![PlannedFile::new(
+        resource.webhook_file(),
+        contents,
+        Owner::Scaffolded,
+    )])
 }
 
 /// The scaffolded files of one resource, as rendered.

@@ -46,6 +46,8 @@ pub struct ProjectValues {
     pub groups: Vec<GroupValues>,
     /// Module paths of every controller (`db::my_sql_cluster`), sorted.
     pub controllers: Vec<String>,
+    /// The webhooks (`create webhook`).
+    pub webhooks: super::webhook_values::WebhooksValues,
 }
 
 /// One kind, whatever its number of versions.
@@ -220,6 +222,7 @@ impl ProjectValues {
             kinds,
             groups: groups(project),
             controllers,
+            webhooks: super::webhook_values::WebhooksValues::new(project),
         }
     }
 }

@@ -1565,3 +1565,63 @@ fn create_webhook_scaffolds_the_webhook_file_and_adds_the_crates_once() {
             .contains("fn default(")
     );
 }
+
+#[test]
+fn generate_manifests_writes_the_webhook_configurations_from_the_markers() {
+    let project = Project::init("demo", "");
+    project.create_api("--group db --version v1 --kind Thing");
+    project
+        .opgen()
+        .args("create webhook --group db --version v1 --kind Thing --defaulting".split_whitespace())
+        .assert()
+        .success();
+    let first = project.read("config/webhook/manifests.yaml");
+    assert!(
+        first.contains("kind: MutatingWebhookConfiguration"),
+        "{first}"
+    );
+    assert!(!first.contains("ValidatingWebhookConfiguration"), "{first}");
+    let default = project.read("config/default/kustomization.yaml");
+    assert!(default.contains("\n- ../manager\n# [WEBHOOK]"), "{default}");
+    assert!(
+        default.contains("#components:\n#- ../certmanager\n"),
+        "{default}"
+    );
+    assert!(
+        project
+            .root
+            .join("config/certmanager/certificate.yaml")
+            .is_file()
+    );
+
+    // A marker added by hand reaches the manifests.
+    let file = project.root.join("src/webhooks/db/thing_v1.rs");
+    let source = std::fs::read_to_string(&file).unwrap();
+    let validating = "// +opgen:webhook:path=/validate-db-example-com-v1-thing,mutating=false,failurePolicy=ignore,sideEffects=None,groups=db.example.com,resources=things,verbs=create;update,versions=v1,name=vthing-v1.db.example.com,admissionReviewVersions=v1\n";
+    std::fs::write(&file, format!("{validating}{source}")).unwrap();
+    project.generate_manifests_without_building();
+    let manifests = project.read("config/webhook/manifests.yaml");
+    assert!(
+        manifests.contains("kind: ValidatingWebhookConfiguration"),
+        "{manifests}"
+    );
+    assert!(
+        manifests.contains("  failurePolicy: Ignore\n  name: vthing-v1.db.example.com\n"),
+        "{manifests}"
+    );
+
+    // A bad one is reported with its file and line, and nothing is written.
+    let bad = "// +opgen:webhook:path=/validate-db-example-com-v1-thing,mutating=maybe\n";
+    std::fs::write(&file, format!("{bad}{source}")).unwrap();
+    for args in ["generate manifests", "generate manifests --check"] {
+        fails_unchanged(
+            &project.root,
+            args,
+            1,
+            &[
+                "src/webhooks/db/thing_v1.rs:1: invalid mutating `maybe`",
+                bad.trim_end(),
+            ],
+        );
+    }
+}

@@ -149,8 +149,9 @@ fn next_steps(change: &WebhookChange) -> String {
             resource.webhook_file()
         ));
     }
-    steps
-        .push_str("  make manifests   # regenerate the CRDs and RBAC from the code\n  make test\n");
+    steps.push_str(
+        "  make manifests   # regenerate the CRDs, RBAC and webhook configurations\n  make test\n",
+    );
     steps
 }
 

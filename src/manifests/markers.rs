@@ -266,7 +266,7 @@ pub fn check_scope(markers: &[Marker], project: &Project) -> Result<(), InvalidM
 }
 
 /// The text after `+opgen:`, when `line` is a marker.
-fn marker_body(line: &str) -> Option<&str> {
+pub(crate) fn marker_body(line: &str) -> Option<&str> {
     let comment = line.trim_start().strip_prefix("//")?;
     let comment = comment.strip_prefix(['/', '!']).unwrap_or(comment);
     comment.trim().strip_prefix(PREFIX)

@@ -2,6 +2,7 @@
 //! generated files that are rebuilt from `PROJECT` after every change to it.
 
 mod cargo_toml;
+mod kustomization;
 mod rust;
 mod rust_order;
 pub mod values;
@@ -205,6 +206,22 @@ pub fn webhook_files(
         cargo_toml::with_webhook_dependencies(&manifest)?,
         Owner::Amended,
     ));
+    let default = "config/default/kustomization.yaml";
+    let kustomization = crate::plan::read_to_string(&root.join(default))?;
+    files.push(PlannedFile::new(
+        default,
+        kustomization::with_webhook_wiring(&kustomization)?,
+        Owner::Amended,
+    ));
+    let policies = "config/network-policy/kustomization.yaml";
+    if let Some(policies_text) = crate::plan::read_existing(&root.join(policies))? {
+        files.push(PlannedFile::new(
+            policies,
+            kustomization::with_webhook_policy(&policies_text),
+            Owner::Amended,
+        ));
+    }
+    files.extend(render_webhook_config(project, &files, root)?);
     files.extend(render_generated(project)?);
     let formatted = rustfmt::format(&mut files, root, interrupt)?;
     Ok((files, formatted))
@@ -231,6 +248,65 @@ pub fn scaffolded_files(
     }
     let formatted = rustfmt::format(&mut files, root, interrupt)?;
     Ok((files, formatted))
+}
+
+/// The kustomize files of the webhooks, written by the first webhook (and again by a later
+/// one when they are gone): `config/webhook/` with its Service, the `config/certmanager`
+/// component, and a first `config/webhook/manifests.yaml` from the markers of `planned`
+/// (`generate manifests` keeps it up to date).
+fn render_webhook_config(
+    project: &Project,
+    planned: &[PlannedFile],
+    root: &Path,
+) -> anyhow::Result<Vec<PlannedFile>> {
+    let templates = Templates::get();
+    let values = ProjectValues::new(project);
+    let mut files = Vec::new();
+    for (template, path) in [
+        (
+            "webhook/config/webhook_kustomization.yaml",
+            "config/webhook/kustomization.yaml",
+        ),
+        ("webhook/config/service.yaml", "config/webhook/service.yaml"),
+        (
+            "webhook/config/allow_webhook_traffic.yaml",
+            "config/network-policy/allow-webhook-traffic.yaml",
+        ),
+        (
+            "webhook/config/certmanager_kustomization.yaml",
+            "config/certmanager/kustomization.yaml",
+        ),
+        (
+            "webhook/config/issuer.yaml",
+            "config/certmanager/issuer.yaml",
+        ),
+        (
+            "webhook/config/certificate.yaml",
+            "config/certmanager/certificate.yaml",
+        ),
+    ] {
+        if !root.join(path).exists() {
+            files.push(PlannedFile::new(
+                path,
+                templates.render(template, &values)?,
+                Owner::Scaffolded,
+            ));
+        }
+    }
+    if !root
+        .join(crate::manifests::webhooks::MANIFESTS_FILE)
+        .exists()
+    {
+        let mut webhooks = Vec::new();
+        for file in planned.iter().filter(|f| f.path.ends_with(".rs")) {
+            webhooks.extend(crate::manifests::webhooks::parse_source(
+                &file.path,
+                &file.contents,
+            )?);
+        }
+        files.push(crate::manifests::webhooks::manifests_file(&webhooks));
+    }
+    Ok(files)
 }
 
 /// The scaffolded webhook file of one version, as rendered: none without admission webhooks.

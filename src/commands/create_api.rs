@@ -16,15 +16,12 @@ use crate::{
 pub fn run(args: CreateApiArgs, shell: &mut Shell) -> anyhow::Result<()> {
     let (root, _lock, project) = super::find_project(shell)?;
     let prompter = Prompter::new(args.write.yes);
-    let group: Group = prompter.value(
+    let (group, version, kind) = super::kind_of(
+        &prompter,
         args.group.clone(),
-        "--group",
-        "API group (without the domain)",
-        None,
+        args.version.clone(),
+        args.kind.clone(),
     )?;
-    let version: Version =
-        prompter.value(args.version.clone(), "--version", "API version", None)?;
-    let kind: Kind = prompter.value(args.kind.clone(), "--kind", "Kind (PascalCase)", None)?;
 
     let interrupt = Interrupt::catch_signals()?;
     let change = plan_resource(&project, group, version, kind, &args, &prompter)?;

@@ -190,21 +190,7 @@ pub fn read_controllers(root: &Path, project: &Project) -> anyhow::Result<Vec<Ru
     }
     let mut markers = Vec::new();
     let mut errors = Vec::new();
-    for entry in walkdir::WalkDir::new(&dir).sort_by_file_name() {
-        let entry = entry.with_context(|| format!("cannot read {}", dir.display()))?;
-        let path = entry.path();
-        if !entry.file_type().is_file() || path.extension().is_none_or(|ext| ext != "rs") {
-            continue;
-        }
-        let text = crate::plan::read_to_string(path)?;
-        let relative = path
-            .strip_prefix(root)
-            .expect("walkdir yields paths under its root");
-        let file = relative
-            .components()
-            .map(|part| part.as_os_str().to_string_lossy())
-            .collect::<Vec<_>>()
-            .join("/");
+    for (file, text) in rust_files(root, &dir)? {
         match parse_source(&file, &text) {
             Ok(found) => markers.extend(found),
             Err(InvalidMarkers(found)) => errors.extend(found),
@@ -217,6 +203,29 @@ pub fn read_controllers(root: &Path, project: &Project) -> anyhow::Result<Vec<Ru
         return Err(InvalidMarkers(errors).into());
     }
     Ok(markers.into_iter().map(|marker| marker.rule).collect())
+}
+
+/// Every `.rs` file under `dir` (which is under `root`), in path order so that messages come
+/// out the same on every run: its path relative to `root`, with `/` separators, and its text.
+pub(crate) fn rust_files(root: &Path, dir: &Path) -> anyhow::Result<Vec<(String, String)>> {
+    let mut files = Vec::new();
+    for entry in walkdir::WalkDir::new(dir).sort_by_file_name() {
+        let entry = entry.with_context(|| format!("cannot read {}", dir.display()))?;
+        let path = entry.path();
+        if !entry.file_type().is_file() || path.extension().is_none_or(|ext| ext != "rs") {
+            continue;
+        }
+        let text = crate::plan::read_to_string(path)?;
+        let file = path
+            .strip_prefix(root)
+            .expect("walkdir yields paths under its root")
+            .components()
+            .map(|part| part.as_os_str().to_string_lossy())
+            .collect::<Vec<_>>()
+            .join("/");
+        files.push((file, text));
+    }
+    Ok(files)
 }
 
 /// The markers of one source file; `file` is only for messages.

@@ -11,10 +11,9 @@
 
 use std::{collections::BTreeMap, path::Path};
 
-use anyhow::Context as _;
 use serde::Serialize;
 
-use super::markers::{Place, marker_body};
+use super::markers::{Place, marker_body, rust_files};
 use crate::plan::{Owner, PlannedFile};
 
 /// Where the webhook markers are read from, relative to the project root.
@@ -97,20 +96,7 @@ pub fn read_webhooks(root: &Path) -> anyhow::Result<Vec<Webhook>> {
     }
     let mut webhooks: Vec<(Place, Webhook)> = Vec::new();
     let mut errors = Vec::new();
-    for entry in walkdir::WalkDir::new(&dir).sort_by_file_name() {
-        let entry = entry.with_context(|| format!("cannot read {}", dir.display()))?;
-        let path = entry.path();
-        if !entry.file_type().is_file() || path.extension().is_none_or(|ext| ext != "rs") {
-            continue;
-        }
-        let text = crate::plan::read_to_string(path)?;
-        let file = path
-            .strip_prefix(root)
-            .expect("walkdir yields paths under its root")
-            .components()
-            .map(|part| part.as_os_str().to_string_lossy())
-            .collect::<Vec<_>>()
-            .join("/");
+    for (file, text) in rust_files(root, &dir)? {
         parse_markers(&file, &text, &mut webhooks, &mut errors);
     }
     for (index, (place, webhook)) in webhooks.iter().enumerate() {

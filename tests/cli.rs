@@ -1625,3 +1625,100 @@ fn generate_manifests_writes_the_webhook_configurations_from_the_markers() {
         );
     }
 }
+
+#[test]
+fn create_webhook_conversion_scaffolds_a_conversion_per_spoke_and_switches_the_crd() {
+    let project = Project::init("demo", "");
+    project.create_api("--group db --version v1alpha1 --kind Thing");
+    project.create_api("--group db --version v1beta1 --kind Thing --controller=false");
+    project.create_api("--group db --version v1 --kind Thing --controller=false");
+    project
+        .opgen()
+        .args("create webhook --group db --version v1 --kind Thing --conversion".split_whitespace())
+        .assert()
+        .success();
+    // The hub is the storage version, v1; each other version converts to and from it.
+    for spoke in ["v1alpha1", "v1beta1"] {
+        let conversion = project.read(&format!("api/src/db/{spoke}/thing_conversion.rs"));
+        assert!(
+            conversion.contains("impl From<hub::Thing> for Thing {"),
+            "{conversion}"
+        );
+        assert!(
+            conversion.contains("use crate::db::v1 as hub;"),
+            "{conversion}"
+        );
+        assert!(
+            project
+                .read(&format!("api/src/db/{spoke}/mod.rs"))
+                .contains("mod thing_conversion;")
+        );
+    }
+    assert!(
+        !project
+            .root
+            .join("api/src/db/v1/thing_conversion.rs")
+            .exists()
+    );
+    assert!(
+        !project.root.join("src/webhooks/db").exists(),
+        "no admission webhook file"
+    );
+    let lib = project.read("api/src/lib.rs");
+    assert!(
+        lib.contains("Some(\"things.db.example.com\") => \"/convert-db-example-com-thing\","),
+        "{lib}"
+    );
+    assert!(lib.contains(".map(with_conversion)"), "{lib}");
+    let router = project.read("src/webhooks/mod.rs");
+    assert!(
+        router.contains(".conversion(\"/convert-db-example-com-thing\", convert_db_thing)"),
+        "{router}"
+    );
+    assert!(
+        router.contains(
+            "\"db.example.com/v1beta1\" => read::<group::v1beta1::Thing>(object)?.into(),"
+        ),
+        "{router}"
+    );
+    assert!(
+        project
+            .read("config/crd/kustomization.yaml")
+            .contains("- kustomizeconfig.yaml")
+    );
+    assert!(
+        project
+            .root
+            .join("config/crd/kustomizeconfig.yaml")
+            .is_file()
+    );
+}
+
+#[test]
+fn a_new_version_of_a_converting_kind_is_a_spoke_of_its_hub() {
+    let project = Project::init("demo", "");
+    project.create_api("--group db --version v1alpha1 --kind Thing");
+    project.create_api("--group db --version v1 --kind Thing --controller=false");
+    project
+        .opgen()
+        .args("create webhook --group db --version v1 --kind Thing --conversion".split_whitespace())
+        .assert()
+        .success();
+    fails_unchanged(
+        &project.root,
+        "create api --group db --version v2 --kind Thing --controller=false",
+        1,
+        &["Thing converts through v1, its hub", "--storage=false"],
+    );
+    project.create_api("--group db --version v2 --kind Thing --controller=false --storage=false");
+    let conversion = project.read("api/src/db/v2/thing_conversion.rs");
+    assert!(
+        conversion.contains("use crate::db::v1 as hub;"),
+        "{conversion}"
+    );
+    assert!(
+        project
+            .read("src/webhooks/mod.rs")
+            .contains("\"db.example.com/v2\" => write(&group::v2::Thing::from(hub)),")
+    );
+}

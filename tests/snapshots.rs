@@ -223,3 +223,15 @@ fn create_webhook_validation_of_a_second_kind() {
         ],
     );
 }
+
+#[test]
+fn create_webhook_conversion_of_a_two_version_kind() {
+    snapshot_create_webhook(
+        "webhook_conversion",
+        &[
+            "--group db --version v1alpha1 --kind MySQLCluster",
+            "--group db --version v1 --kind MySQLCluster",
+        ],
+        &["--group db --version v1 --kind MySQLCluster --conversion"],
+    );
+}

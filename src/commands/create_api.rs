@@ -127,6 +127,7 @@ pub fn plan_resource(
     }
     if existing.is_none() {
         choose_storage(&mut updated, &resource, args.storage);
+        check_hub_kept(project, &updated, &resource)?;
     }
     // The flags were checked above with messages that name them; this is the rule book every
     // PROJECT follows (names Kubernetes refuses, Rust types two kinds would share, …).
@@ -337,6 +338,29 @@ fn choose_storage(project: &mut Project, added: &Resource, storage: Option<bool>
     for resource in project.resources.iter_mut().filter(|r| r.same_kind(added)) {
         resource.storage = resource.version == stored;
     }
+}
+
+/// A kind that converts through a webhook keeps its hub, the storage version: the
+/// conversions of its other versions are written against it.
+fn check_hub_kept(before: &Project, after: &Project, added: &Resource) -> anyhow::Result<()> {
+    if !before.converts(added) {
+        return Ok(());
+    }
+    let stored = |project: &Project| {
+        project
+            .versions_of(added)
+            .find(|r| r.storage)
+            .map(|r| r.version.clone())
+    };
+    if let (Some(hub), Some(new)) = (stored(before), stored(after))
+        && hub != new
+    {
+        bail!(
+            "{} converts through {hub}, its hub (the storage version), and the conversions of its other versions are written against it: {new} cannot become the storage version\n\nPass --storage=false to add {new} as a version that converts through {hub}",
+            added.kind
+        );
+    }
+    Ok(())
 }
 
 fn next_steps(change: &ResourceChange) -> String {

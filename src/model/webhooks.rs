@@ -118,6 +118,22 @@ impl super::Resource {
         )
     }
 
+    /// The scaffolded `From` impls between this version, a spoke, and the kind's hub:
+    /// `api/src/db/v1alpha1/backup_conversion.rs`.
+    pub fn conversion_file(&self) -> String {
+        format!(
+            "api/src/{}/{}/{}.rs",
+            self.group.module(),
+            self.version,
+            self.conversion_module()
+        )
+    }
+
+    /// The module of [`Self::conversion_file`] in its version: `backup_conversion`.
+    pub fn conversion_module(&self) -> String {
+        format!("{}_conversion", self.kind.module())
+    }
+
     /// The URL path of the kind's conversion webhook: `/convert-db-example-com-backup`.
     pub fn conversion_path(&self, domain: &super::Domain) -> String {
         format!(

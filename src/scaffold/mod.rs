@@ -147,6 +147,13 @@ fn render_webhook_machinery(values: &ProjectValues) -> anyhow::Result<Vec<Planne
             Owner::Generated,
         ),
     ];
+    if !values.webhooks.conversions.is_empty() {
+        files.push(PlannedFile::new(
+            "config/crd/kustomizeconfig.yaml",
+            templates.render("webhook/crd_kustomizeconfig.yaml", values)?,
+            Owner::Generated,
+        ));
+    }
     #[derive(serde::Serialize)]
     struct GroupFile<'a> {
         group: &'a webhook_values::WebhookGroupValues,
@@ -184,6 +191,14 @@ pub fn resource_files(
     interrupt: &Interrupt,
 ) -> anyhow::Result<(Vec<PlannedFile>, bool)> {
     let mut files = render_resource(project, resource, parts)?;
+    // A new version of a kind that converts through a webhook converts through its hub too.
+    let spoke = project
+        .spokes(resource)
+        .iter()
+        .any(|spoke| spoke.version == resource.version);
+    if parts.types && spoke {
+        files.push(render_conversion_file(project, resource)?);
+    }
     files.extend(render_generated(project)?);
     let formatted = rustfmt::format(&mut files, root, interrupt)?;
     Ok((files, formatted))
@@ -200,6 +215,14 @@ pub fn webhook_files(
     interrupt: &Interrupt,
 ) -> anyhow::Result<(Vec<PlannedFile>, bool)> {
     let mut files = render_webhook_file(project, resource)?;
+    if resource
+        .webhooks
+        .is_some_and(|webhooks| webhooks.conversion)
+    {
+        for spoke in project.spokes(resource) {
+            files.push(render_conversion_file(project, spoke)?);
+        }
+    }
     let manifest = crate::plan::read_to_string(&root.join("Cargo.toml"))?;
     files.push(PlannedFile::new(
         "Cargo.toml",
@@ -245,6 +268,13 @@ pub fn scaffolded_files(
         };
         files.extend(render_resource(project, resource, parts)?);
         files.extend(render_webhook_file(project, resource)?);
+        if project
+            .spokes(resource)
+            .iter()
+            .any(|spoke| std::ptr::eq(*spoke, resource))
+        {
+            files.push(render_conversion_file(project, resource)?);
+        }
     }
     let formatted = rustfmt::format(&mut files, root, interrupt)?;
     Ok((files, formatted))
@@ -337,6 +367,22 @@ fn render_webhook_file(project: &Project, resource: &Resource) -> anyhow::Result
         contents,
         Owner::Scaffolded,
     )])
+}
+
+/// The scaffolded `From` impls between `spoke` and its kind's hub, as rendered.
+fn render_conversion_file(project: &Project, spoke: &Resource) -> anyhow::Result<PlannedFile> {
+    let project_values = ProjectValues::new(project);
+    let values = ResourceValues {
+        project: &project_values,
+        kind: KindValues::new(project, spoke),
+        version: spoke.version.to_string(),
+    };
+    let contents = Templates::get().render("webhook/conversion.rs", &values)?;
+    Ok(PlannedFile::new(
+        spoke.conversion_file(),
+        contents,
+        Owner::Scaffolded,
+    ))
 }
 
 /// The scaffolded files of one resource, as rendered.

@@ -85,6 +85,8 @@ pub struct KindValues {
     pub controller_version: Option<String>,
     /// The application the kind runs, for kinds made with `create api --image`.
     pub operand: Option<OperandValues>,
+    /// The path of the kind's conversion webhook, when its versions convert through one.
+    pub conversion_path: Option<String>,
 }
 
 /// An operand kind's application (see `model::Operand` and `model::KnownImage`).
@@ -161,6 +163,8 @@ pub struct GroupVersionValues {
     pub kinds: Vec<String>,
     /// The same, in the order rustfmt gives `use` lines.
     pub reexports: Vec<String>,
+    /// The conversion modules of the kinds of this version that convert through a hub.
+    pub conversions: Vec<String>,
 }
 
 /// The values of one resource being scaffolded, with its project.
@@ -264,6 +268,9 @@ impl KindValues {
                 .iter()
                 .find_map(|r| r.operand.as_ref())
                 .map(OperandValues::new),
+            conversion_path: project
+                .converts(resource)
+                .then(|| resource.conversion_path(domain)),
         }
     }
 }
@@ -371,10 +378,18 @@ fn groups(project: &Project) -> Vec<GroupValues> {
                         kinds.sort();
                         let mut reexports = kinds.clone();
                         reexports.sort_by(|a, b| rust_order::version_sort(a, b));
+                        let mut conversions: Vec<String> = in_group
+                            .iter()
+                            .filter(|r| r.version.as_str() == version)
+                            .filter(|r| project.spokes(r).iter().any(|s| std::ptr::eq(*s, **r)))
+                            .map(|r| r.conversion_module())
+                            .collect();
+                        conversions.sort();
                         GroupVersionValues {
                             version,
                             kinds,
                             reexports,
+                            conversions,
                         }
                     })
                     .collect(),

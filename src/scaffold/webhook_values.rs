@@ -14,6 +14,22 @@ pub struct WebhooksValues {
     pub groups: Vec<WebhookGroupValues>,
     /// Every version with admission webhooks, in `PROJECT`'s order.
     pub admission: Vec<AdmissionValues>,
+    /// Every kind that converts between its versions, in `PROJECT`'s order.
+    pub conversions: Vec<ConversionValues>,
+}
+
+/// A kind whose versions convert through its hub, the storage version.
+#[derive(Debug, Clone, Serialize)]
+pub struct ConversionValues {
+    pub kind: String,
+    pub group_module: String,
+    pub qualified_group: String,
+    pub crd_name: String,
+    pub path: String,
+    /// The function of `src/webhooks/mod.rs` that converts it: `convert_db_backup`.
+    pub function: String,
+    pub hub: String,
+    pub spokes: Vec<String>,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -67,10 +83,36 @@ impl WebhooksValues {
         for group in &mut groups {
             group.files.sort();
         }
+        let conversions = project
+            .kinds()
+            .filter(|kind| project.converts(kind))
+            .map(|kind| {
+                let domain = &project.domain;
+                let hub = project
+                    .versions_of(kind)
+                    .find(|r| r.storage)
+                    .unwrap_or(kind);
+                ConversionValues {
+                    kind: kind.kind.to_string(),
+                    group_module: kind.group.module(),
+                    qualified_group: kind.qualified_group(domain),
+                    crd_name: kind.crd_name(domain),
+                    path: kind.conversion_path(domain),
+                    function: format!("convert_{}_{}", kind.group.module(), kind.kind.module()),
+                    hub: hub.version.to_string(),
+                    spokes: project
+                        .spokes(kind)
+                        .iter()
+                        .map(|r| r.version.to_string())
+                        .collect(),
+                }
+            })
+            .collect();
         Self {
             any: project.resources.iter().any(|r| r.webhooks.is_some()),
             groups,
             admission,
+            conversions,
         }
     }
 }

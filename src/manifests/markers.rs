@@ -228,19 +228,28 @@ pub(crate) fn rust_files(root: &Path, dir: &Path) -> anyhow::Result<Vec<(String,
     Ok(files)
 }
 
-/// The markers of one source file; `file` is only for messages.
-pub fn parse_source(file: &str, text: &str) -> Result<Vec<Marker>, InvalidMarkers> {
-    let mut markers = Vec::new();
-    let mut errors = Vec::new();
-    for (index, line) in text.lines().enumerate() {
-        let Some(body) = marker_body(line) else {
-            continue;
-        };
+/// Every marker line of one source file's `text`, where it is, and its text after `+opgen:`;
+/// `file` is only for messages.
+pub(crate) fn marker_lines<'a>(
+    file: &'a str,
+    text: &'a str,
+) -> impl Iterator<Item = (Place, &'a str)> + 'a {
+    text.lines().enumerate().filter_map(move |(index, line)| {
+        let body = marker_body(line)?;
         let place = Place {
             file: file.to_owned(),
             line: index + 1,
             text: line.trim().to_owned(),
         };
+        Some((place, body))
+    })
+}
+
+/// The markers of one source file; `file` is only for messages.
+pub fn parse_source(file: &str, text: &str) -> Result<Vec<Marker>, InvalidMarkers> {
+    let mut markers = Vec::new();
+    let mut errors = Vec::new();
+    for (place, body) in marker_lines(file, text) {
         match parse_marker(body) {
             Ok(rule) => markers.push(Marker { place, rule }),
             Err(problem) => errors.push(MarkerError { place, problem }),
@@ -275,7 +284,7 @@ pub fn check_scope(markers: &[Marker], project: &Project) -> Result<(), InvalidM
 }
 
 /// The text after `+opgen:`, when `line` is a marker.
-pub(crate) fn marker_body(line: &str) -> Option<&str> {
+fn marker_body(line: &str) -> Option<&str> {
     let comment = line.trim_start().strip_prefix("//")?;
     let comment = comment.strip_prefix(['/', '!']).unwrap_or(comment);
     comment.trim().strip_prefix(PREFIX)

@@ -13,7 +13,7 @@ use std::{collections::BTreeMap, path::Path};
 
 use serde::Serialize;
 
-use super::markers::{Place, marker_body, rust_files};
+use super::markers::{Place, marker_lines, rust_files};
 use crate::plan::{Owner, PlannedFile};
 
 /// Where the webhook markers are read from, relative to the project root.
@@ -136,15 +136,7 @@ fn parse_markers(
     webhooks: &mut Vec<(Place, Webhook)>,
     errors: &mut Vec<(Place, String)>,
 ) {
-    for (index, line) in text.lines().enumerate() {
-        let Some(body) = marker_body(line) else {
-            continue;
-        };
-        let place = Place {
-            file: file.to_owned(),
-            line: index + 1,
-            text: line.trim().to_owned(),
-        };
+    for (place, body) in marker_lines(file, text) {
         match parse_marker(body) {
             Ok(webhook) => webhooks.push((place, webhook)),
             Err(problem) => errors.push((place, problem)),

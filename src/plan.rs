@@ -233,6 +233,17 @@ mod tests {
     }
 
     #[test]
+    fn an_amended_file_is_updated_whatever_the_conflict_policy() {
+        let file = PlannedFile::new("Cargo.toml", "mine\nadded\n", Owner::Amended);
+        for on_conflict in [OnConflict::Refuse, OnConflict::Keep, OnConflict::Overwrite] {
+            assert_eq!(
+                plan(&[("Cargo.toml", "mine\n")], file.clone(), on_conflict).unwrap(),
+                Action::Update
+            );
+        }
+    }
+
+    #[test]
     fn new_and_identical_files() {
         let file = PlannedFile::new("a.rs", "x", Owner::Scaffolded);
         assert_eq!(

@@ -78,6 +78,8 @@ pub enum Command {
 pub enum CreateCommand {
     /// Add a custom resource kind (a new version of one) and its controller
     Api(CreateApiArgs),
+    /// Add defaulting, validation or conversion webhooks to a kind
+    Webhook(CreateWebhookArgs),
 }
 
 #[derive(Debug, Subcommand)]
@@ -198,6 +200,34 @@ pub struct CreateApiArgs {
     )]
     pub command_args: Vec<String>,
     /// Overwrite scaffolded files that already exist (see the diff first with --dry-run)
+    #[arg(long)]
+    pub force: bool,
+    #[command(flatten)]
+    pub write: WriteArgs,
+}
+
+#[derive(Debug, Args)]
+pub struct CreateWebhookArgs {
+    /// API group of the kind, without the domain, e.g. db
+    #[arg(long)]
+    pub group: Option<String>,
+    /// API version the admission webhooks receive objects in, e.g. v1alpha1
+    #[arg(long)]
+    pub version: Option<String>,
+    /// Kind, in PascalCase, as created with `opgen create api`
+    #[arg(long)]
+    pub kind: Option<String>,
+    /// A mutating webhook that sets defaults on create and update
+    #[arg(long)]
+    pub defaulting: bool,
+    /// A validating webhook for create, update and delete
+    #[arg(long, alias = "programmatic-validation")]
+    pub validation: bool,
+    /// A conversion webhook between the kind's versions (the storage version is the hub)
+    #[arg(long)]
+    pub conversion: bool,
+    /// Overwrite the scaffolded webhook files, and scaffold webhooks that exist already
+    /// (see the changes first with --dry-run)
     #[arg(long)]
     pub force: bool,
     #[command(flatten)]

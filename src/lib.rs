@@ -52,6 +52,9 @@ fn run(command: Command, shell: &mut Shell) -> anyhow::Result<ExitCode> {
     match command {
         Command::Init(args) => commands::init::run(args, shell)?,
         Command::Create(CreateCommand::Api(args)) => commands::create_api::run(args, shell)?,
+        Command::Create(CreateCommand::Webhook(args)) => {
+            commands::create_webhook::run(args, shell)?
+        }
         Command::Generate(GenerateCommand::Manifests(args)) => {
             return commands::generate_manifests::run(args, shell);
         }

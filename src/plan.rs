@@ -22,6 +22,10 @@ pub enum Owner {
     Generated,
     /// An output of `generate manifests`, rewritten whenever the sources change.
     Manifest,
+    /// A user's file to which a command adds lines, computed from its current text (the
+    /// webhook server's crates in `Cargo.toml`): written whatever the conflict policy, since
+    /// nothing of the user's is lost (`--dry-run` shows the addition).
+    Amended,
     /// `PROJECT`: the user's to edit and opgen's to rewrite, since every command reads it
     /// (and refuses an edit that breaks its rules) before it writes it back.
     Record,
@@ -180,7 +184,7 @@ fn decide(
         return Ok(Action::Unchanged);
     }
     match (file.owner, on_conflict) {
-        (Owner::Manifest | Owner::Record, _) => Ok(Action::Update),
+        (Owner::Manifest | Owner::Record | Owner::Amended, _) => Ok(Action::Update),
         (Owner::Generated, OnConflict::Overwrite) => Ok(Action::Update),
         (Owner::Generated, _) if old.contains(GENERATED_MARKER) => Ok(Action::Update),
         (Owner::Generated, OnConflict::Keep) => Ok(Action::Keep),
@@ -226,6 +230,17 @@ mod tests {
             fs::write(dir.path().join(path), contents).unwrap();
         }
         Plan::new(dir.path(), vec![file], on_conflict).map(|plan| plan.changes[0].action)
+    }
+
+    #[test]
+    fn an_amended_file_is_updated_whatever_the_conflict_policy() {
+        let file = PlannedFile::new("Cargo.toml", "mine\nadded\n", Owner::Amended);
+        for on_conflict in [OnConflict::Refuse, OnConflict::Keep, OnConflict::Overwrite] {
+            assert_eq!(
+                plan(&[("Cargo.toml", "mine\n")], file.clone(), on_conflict).unwrap(),
+                Action::Update
+            );
+        }
     }
 
     #[test]

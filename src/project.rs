@@ -155,6 +155,21 @@ impl Project {
         self.resources.iter().filter(move |r| r.same_kind(resource))
     }
 
+    /// Whether the kind of `resource` converts between its versions through a webhook.
+    pub fn converts(&self, resource: &Resource) -> bool {
+        self.versions_of(resource)
+            .any(|r| r.webhooks.is_some_and(|webhooks| webhooks.conversion))
+    }
+
+    /// The versions of the kind of `resource` that convert through its hub, the storage
+    /// version: none when the kind does not convert.
+    pub fn spokes<'a>(&'a self, resource: &'a Resource) -> Vec<&'a Resource> {
+        if !self.converts(resource) {
+            return Vec::new();
+        }
+        self.versions_of(resource).filter(|r| !r.storage).collect()
+    }
+
     pub fn namespaced(&self) -> bool {
         self.operator_scope == Scope::Namespace
     }

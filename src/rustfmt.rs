@@ -93,7 +93,7 @@ pub fn format(
 fn needs_formatting(file: &PlannedFile) -> bool {
     match file.owner {
         Owner::Scaffolded => true,
-        Owner::Generated | Owner::Manifest | Owner::Record => false,
+        Owner::Generated | Owner::Manifest | Owner::Record | Owner::Amended => false,
     }
 }
 

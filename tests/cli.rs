@@ -1440,3 +1440,358 @@ fn the_users_global_rustfmt_configuration_does_not_leak_in() {
         "hard tabs from rustfmt.toml:\n{types}"
     );
 }
+
+#[test]
+fn create_webhook_refuses_bad_input_and_writes_nothing() {
+    let project = Project::init("demo", "");
+    project.create_api("--group db --version v1 --kind Thing");
+    project.create_api("--group db --version v1 --kind Backup");
+    project.create_api("--group db --version v1alpha1 --kind Backup --controller=false");
+    project
+        .opgen()
+        .args("create webhook --group db --version v1 --kind Thing --defaulting".split_whitespace())
+        .assert()
+        .success();
+    let webhook = |flags: &str| format!("create webhook {flags}");
+    let cases: Vec<(String, i32, Vec<&str>)> = vec![
+        (
+            webhook("--group db --version v1 --kind Thing"),
+            1,
+            vec![
+                "no webhook asked for",
+                "--defaulting, --validation and --conversion",
+            ],
+        ),
+        (
+            webhook("--group db --version v1 --kind Other --validation"),
+            1,
+            vec![
+                "Other db/v1 is not in PROJECT",
+                "opgen create api --group db --version v1 --kind Other",
+            ],
+        ),
+        (
+            webhook("--group db --version v2 --kind Thing --validation"),
+            1,
+            vec!["Thing db/v2 is not in PROJECT (it has v1)"],
+        ),
+        (
+            webhook("--group db --version v1 --kind Thing --conversion"),
+            1,
+            vec![
+                "--conversion needs a kind with two versions",
+                "opgen create api",
+            ],
+        ),
+        (
+            webhook("--group db --version v1 --kind Thing --defaulting"),
+            1,
+            vec!["--defaulting already", "--force"],
+        ),
+        (
+            webhook("--group db --version v1 --kind thing --defaulting"),
+            1,
+            vec!["invalid kind `thing`"],
+        ),
+        (
+            webhook("--group db --version v1 --defaulting"),
+            1,
+            vec!["missing --kind"],
+        ),
+        (
+            webhook("--group db --version v1 --kind Thing --mutating"),
+            2,
+            vec!["unexpected argument"],
+        ),
+    ];
+    for (args, code, needles) in cases {
+        fails_unchanged(&project.root, &args, code, &needles);
+    }
+    // A PROJECT edited into a conversion webhook for a single version is refused with its line.
+    let path = project.root.join("PROJECT");
+    let text = std::fs::read_to_string(&path)
+        .unwrap()
+        .replace("    defaulting: true", "    conversion: true");
+    std::fs::write(&path, text).unwrap();
+    fails_unchanged(
+        &project.root,
+        "create webhook --group db --version v1 --kind Backup --validation",
+        1,
+        &[
+            "PROJECT:",
+            "records a conversion webhook, but Thing has only one version",
+        ],
+    );
+}
+
+#[test]
+fn create_webhook_records_the_webhooks_in_project() {
+    let project = Project::init("demo", "");
+    project.create_api("--group db --version v1 --kind Backup");
+    project.create_api("--group db --version v1alpha1 --kind Backup --controller=false");
+    let before = project.tree();
+    project
+        .opgen()
+        .args(
+            "create webhook --group db --version v1 --kind Backup --defaulting --conversion --dry-run"
+                .split_whitespace(),
+        )
+        .assert()
+        .success()
+        .stderr(predicate::str::contains("Updating PROJECT"))
+        .stdout(predicate::str::contains("+  webhooks:"));
+    assert!(project.tree() == before, "--dry-run wrote files");
+    for flags in [
+        "--version v1 --kind Backup --defaulting --conversion",
+        "--version v1alpha1 --kind Backup --validation",
+    ] {
+        project
+            .opgen()
+            .args(["create", "webhook", "--group", "db"])
+            .args(flags.split_whitespace())
+            .assert()
+            .success();
+    }
+    let recorded = project.read("PROJECT");
+    assert!(
+        recorded.contains("  webhooks:\n    defaulting: true\n    conversion: true\n"),
+        "{recorded}"
+    );
+    assert!(
+        recorded.contains("  webhooks:\n    validation: true\n"),
+        "{recorded}"
+    );
+    // --force asks again for what exists, and changes nothing that is not asked.
+    project
+        .opgen()
+        .args(
+            "create webhook --group db --version v1 --kind Backup --defaulting --force"
+                .split_whitespace(),
+        )
+        .assert()
+        .success();
+    assert_eq!(project.read("PROJECT"), recorded);
+}
+
+#[test]
+fn create_webhook_scaffolds_the_webhook_file_and_adds_the_crates_once() {
+    let project = Project::init("demo", "");
+    project.create_api("--group db --version v1 --kind Thing");
+    project.create_api("--group db --version v1 --kind Other");
+    let manifest = project.read("Cargo.toml");
+    project
+        .opgen()
+        .args("create webhook --group db --version v1 --kind Thing --validation".split_whitespace())
+        .assert()
+        .success()
+        .stderr(predicate::str::contains(
+            "Creating src/webhooks/db/thing_v1.rs",
+        ))
+        .stderr(predicate::str::contains("Updating Cargo.toml"))
+        .stdout(predicate::str::contains(
+            "edit src/webhooks/db/thing_v1.rs to write your defaults and validation rules",
+        ));
+    let amended = project.read("Cargo.toml");
+    assert!(amended.starts_with(manifest.split("\n[dev-dependencies]").next().unwrap()));
+    assert!(
+        amended.contains("\nkube-core = { version = \"5.0.0\", features = [\"admission\"] }\n")
+    );
+    let webhook = project.read("src/webhooks/db/thing_v1.rs");
+    assert!(webhook.contains("fn validate_create(&self, obj: &api::Thing) -> Verdict"));
+    assert!(!webhook.contains("fn default("));
+    assert!(project.read("src/webhooks/mod.rs").contains(
+        ".validation(\"/validate-db-example-com-v1-thing\", ::std::sync::Arc::new(db::thing_v1::webhook()))"
+    ));
+    assert!(project.read("src/lib.rs").contains("pub mod webhooks;"));
+    assert!(
+        project
+            .read("src/runtime/mod.rs")
+            .contains("pub mod webhook;")
+    );
+
+    // A second webhook finds the crates there already.
+    project
+        .opgen()
+        .args("create webhook --group db --version v1 --kind Other --defaulting".split_whitespace())
+        .assert()
+        .success();
+    assert_eq!(project.read("Cargo.toml"), amended);
+
+    // A new webhook for a version whose file exists changes the file: the user's, so --force.
+    fails_unchanged(
+        &project.root,
+        "create webhook --group db --version v1 --kind Thing --defaulting",
+        1,
+        &["src/webhooks/db/thing_v1.rs already exists", "--force"],
+    );
+    project
+        .opgen()
+        .args(
+            "create webhook --group db --version v1 --kind Thing --defaulting --force"
+                .split_whitespace(),
+        )
+        .assert()
+        .success();
+    assert!(
+        project
+            .read("src/webhooks/db/thing_v1.rs")
+            .contains("fn default(")
+    );
+}
+
+#[test]
+fn generate_manifests_writes_the_webhook_configurations_from_the_markers() {
+    let project = Project::init("demo", "");
+    project.create_api("--group db --version v1 --kind Thing");
+    project
+        .opgen()
+        .args("create webhook --group db --version v1 --kind Thing --defaulting".split_whitespace())
+        .assert()
+        .success();
+    let first = project.read("config/webhook/manifests.yaml");
+    assert!(
+        first.contains("kind: MutatingWebhookConfiguration"),
+        "{first}"
+    );
+    assert!(!first.contains("ValidatingWebhookConfiguration"), "{first}");
+    let default = project.read("config/default/kustomization.yaml");
+    assert!(default.contains("\n- ../manager\n# [WEBHOOK]"), "{default}");
+    assert!(
+        default.contains("#components:\n#- ../certmanager\n"),
+        "{default}"
+    );
+    assert!(
+        project
+            .root
+            .join("config/certmanager/certificate.yaml")
+            .is_file()
+    );
+
+    // A marker added by hand reaches the manifests.
+    let file = project.root.join("src/webhooks/db/thing_v1.rs");
+    let source = std::fs::read_to_string(&file).unwrap();
+    let validating = "// +opgen:webhook:path=/validate-db-example-com-v1-thing,mutating=false,failurePolicy=ignore,sideEffects=None,groups=db.example.com,resources=things,verbs=create;update,versions=v1,name=vthing-v1.db.example.com,admissionReviewVersions=v1\n";
+    std::fs::write(&file, format!("{validating}{source}")).unwrap();
+    project.generate_manifests_without_building();
+    let manifests = project.read("config/webhook/manifests.yaml");
+    assert!(
+        manifests.contains("kind: ValidatingWebhookConfiguration"),
+        "{manifests}"
+    );
+    assert!(
+        manifests.contains("  failurePolicy: Ignore\n  name: vthing-v1.db.example.com\n"),
+        "{manifests}"
+    );
+
+    // A bad one is reported with its file and line, and nothing is written.
+    let bad = "// +opgen:webhook:path=/validate-db-example-com-v1-thing,mutating=maybe\n";
+    std::fs::write(&file, format!("{bad}{source}")).unwrap();
+    for args in ["generate manifests", "generate manifests --check"] {
+        fails_unchanged(
+            &project.root,
+            args,
+            1,
+            &[
+                "src/webhooks/db/thing_v1.rs:1: invalid mutating `maybe`",
+                bad.trim_end(),
+            ],
+        );
+    }
+}
+
+#[test]
+fn create_webhook_conversion_scaffolds_a_conversion_per_spoke_and_switches_the_crd() {
+    let project = Project::init("demo", "");
+    project.create_api("--group db --version v1alpha1 --kind Thing");
+    project.create_api("--group db --version v1beta1 --kind Thing --controller=false");
+    project.create_api("--group db --version v1 --kind Thing --controller=false");
+    project
+        .opgen()
+        .args("create webhook --group db --version v1 --kind Thing --conversion".split_whitespace())
+        .assert()
+        .success();
+    // The hub is the storage version, v1; each other version converts to and from it.
+    for spoke in ["v1alpha1", "v1beta1"] {
+        let conversion = project.read(&format!("api/src/db/{spoke}/thing_conversion.rs"));
+        assert!(
+            conversion.contains("impl From<hub::Thing> for Thing {"),
+            "{conversion}"
+        );
+        assert!(
+            conversion.contains("use crate::db::v1 as hub;"),
+            "{conversion}"
+        );
+        assert!(
+            project
+                .read(&format!("api/src/db/{spoke}/mod.rs"))
+                .contains("mod thing_conversion;")
+        );
+    }
+    assert!(
+        !project
+            .root
+            .join("api/src/db/v1/thing_conversion.rs")
+            .exists()
+    );
+    assert!(
+        !project.root.join("src/webhooks/db").exists(),
+        "no admission webhook file"
+    );
+    let lib = project.read("api/src/lib.rs");
+    assert!(
+        lib.contains("Some(\"things.db.example.com\") => \"/convert-db-example-com-thing\","),
+        "{lib}"
+    );
+    assert!(lib.contains(".map(with_conversion)"), "{lib}");
+    let router = project.read("src/webhooks/mod.rs");
+    assert!(
+        router.contains(".conversion(\"/convert-db-example-com-thing\", convert_db_thing)"),
+        "{router}"
+    );
+    assert!(
+        router.contains(
+            "\"db.example.com/v1beta1\" => read::<group::v1beta1::Thing>(object)?.into(),"
+        ),
+        "{router}"
+    );
+    assert!(
+        project
+            .read("config/crd/kustomization.yaml")
+            .contains("- kustomizeconfig.yaml")
+    );
+    assert!(
+        project
+            .root
+            .join("config/crd/kustomizeconfig.yaml")
+            .is_file()
+    );
+}
+
+#[test]
+fn a_new_version_of_a_converting_kind_is_a_spoke_of_its_hub() {
+    let project = Project::init("demo", "");
+    project.create_api("--group db --version v1alpha1 --kind Thing");
+    project.create_api("--group db --version v1 --kind Thing --controller=false");
+    project
+        .opgen()
+        .args("create webhook --group db --version v1 --kind Thing --conversion".split_whitespace())
+        .assert()
+        .success();
+    fails_unchanged(
+        &project.root,
+        "create api --group db --version v2 --kind Thing --controller=false",
+        1,
+        &["Thing converts through v1, its hub", "--storage=false"],
+    );
+    project.create_api("--group db --version v2 --kind Thing --controller=false --storage=false");
+    let conversion = project.read("api/src/db/v2/thing_conversion.rs");
+    assert!(
+        conversion.contains("use crate::db::v1 as hub;"),
+        "{conversion}"
+    );
+    assert!(
+        project
+            .read("src/webhooks/mod.rs")
+            .contains("\"db.example.com/v2\" => write(&group::v2::Thing::from(hub)),")
+    );
+}

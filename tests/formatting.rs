@@ -62,11 +62,16 @@ fn generated_manager_files(root: &Path) -> Vec<String> {
         "src/lib.rs".to_owned(),
         "tests/integration/main.rs".to_owned(),
     ];
-    for entry in walkdir::WalkDir::new(root.join("src/controllers")).sort_by_file_name() {
-        let entry = entry.unwrap();
-        if entry.file_name() == "mod.rs" {
-            let relative = entry.path().strip_prefix(root).unwrap();
-            files.push(relative.to_string_lossy().into_owned());
+    for dir in ["src/controllers", "src/webhooks"] {
+        if !root.join(dir).is_dir() {
+            continue;
+        }
+        for entry in walkdir::WalkDir::new(root.join(dir)).sort_by_file_name() {
+            let entry = entry.unwrap();
+            if entry.file_name() == "mod.rs" {
+                let relative = entry.path().strip_prefix(root).unwrap();
+                files.push(relative.to_string_lossy().into_owned());
+            }
         }
     }
     files
@@ -131,6 +136,21 @@ fn generated_files_are_rustfmt_clean_with_kinds_present() {
     ] {
         project.create_api(&args);
     }
+    // Webhooks list kinds too, and bring the webhook server into the runtime.
+    for args in [
+        "--group a --version v1 --kind A --defaulting --validation".to_owned(),
+        "--group a-b --version v1 --kind Thing --validation".to_owned(),
+        format!("--group {long_group} --version v1alpha1 --kind {long_kind} --defaulting"),
+        format!("--group {long_group} --version v1 --kind {long_kind} --validation --conversion"),
+    ] {
+        project
+            .opgen()
+            .args(["create", "webhook"])
+            .args(args.split_whitespace())
+            .assert()
+            .success();
+    }
+    assert_rustfmt_clean(&project, &RUNTIME, &SCAFFOLDED);
     let mut files = generated_api_files(&project.root);
     assert!(files.len() > 10, "{files:?}");
     let manager_files = generated_manager_files(&project.root);
@@ -138,7 +158,7 @@ fn generated_files_are_rustfmt_clean_with_kinds_present() {
     files.extend(manager_files);
     // rustfmt follows `mod` lines into the kinds' files, which are scaffolded (formatted with
     // the project's configuration when written): they are emptied, to check only the rest.
-    for dir in ["api/src", "src/controllers", "tests/integration"] {
+    for dir in ["api/src", "src/controllers", "src/webhooks", "tests/integration"] {
         for entry in walkdir::WalkDir::new(project.root.join(dir)) {
             let entry = entry.unwrap();
             let relative = entry.path().strip_prefix(&project.root).unwrap();

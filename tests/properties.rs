@@ -237,6 +237,7 @@ fn resource() -> impl Strategy<Value = Resource> {
                     controller,
                     storage,
                     operand: None,
+                    webhooks: None,
                 }
             },
         )

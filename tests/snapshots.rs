@@ -175,3 +175,63 @@ fn bundle_of_a_namespaced_operator() {
         "--namespaced --kubernetes-version 1.37",
     );
 }
+
+/// Snapshots what the last `create webhook` of `webhooks` writes (each a command line of its
+/// flags) on a project with the kinds `apis` (each a `create api` command line).
+fn snapshot_create_webhook(scenario: &str, apis: &[&str], webhooks: &[&str]) {
+    let project = Project::init("demo-operator", "");
+    for api in apis {
+        project.create_api(api);
+    }
+    let (last, earlier) = webhooks.split_last().expect("at least one webhook");
+    let create_webhook = |flags: &str| {
+        project
+            .opgen()
+            .args(["create", "webhook"])
+            .args(flags.split_whitespace())
+            .assert()
+            .success();
+    };
+    for flags in earlier {
+        create_webhook(flags);
+    }
+    let before = project.tree();
+    create_webhook(last);
+    snapshot_files(scenario, &changed_files(&before, project.tree()));
+}
+
+#[test]
+fn create_webhook_defaulting_and_validation() {
+    snapshot_create_webhook(
+        "webhook_admission",
+        &["--group db --version v1alpha1 --kind MySQLCluster"],
+        &["--group db --version v1alpha1 --kind MySQLCluster --defaulting --validation"],
+    );
+}
+
+#[test]
+fn create_webhook_validation_of_a_second_kind() {
+    snapshot_create_webhook(
+        "webhook_second_kind",
+        &[
+            "--group db --version v1alpha1 --kind MySQLCluster",
+            "--group cache --version v1 --kind Memcached --image memcached:1.6",
+        ],
+        &[
+            "--group db --version v1alpha1 --kind MySQLCluster --defaulting",
+            "--group cache --version v1 --kind Memcached --validation",
+        ],
+    );
+}
+
+#[test]
+fn create_webhook_conversion_of_a_two_version_kind() {
+    snapshot_create_webhook(
+        "webhook_conversion",
+        &[
+            "--group db --version v1alpha1 --kind MySQLCluster",
+            "--group db --version v1 --kind MySQLCluster",
+        ],
+        &["--group db --version v1 --kind MySQLCluster --conversion"],
+    );
+}

@@ -16,15 +16,12 @@ use crate::{
 pub fn run(args: CreateApiArgs, shell: &mut Shell) -> anyhow::Result<()> {
     let (root, _lock, project) = super::find_project(shell)?;
     let prompter = Prompter::new(args.write.yes);
-    let group: Group = prompter.value(
+    let (group, version, kind) = super::kind_of(
+        &prompter,
         args.group.clone(),
-        "--group",
-        "API group (without the domain)",
-        None,
+        args.version.clone(),
+        args.kind.clone(),
     )?;
-    let version: Version =
-        prompter.value(args.version.clone(), "--version", "API version", None)?;
-    let kind: Kind = prompter.value(args.kind.clone(), "--kind", "Kind (PascalCase)", None)?;
 
     let interrupt = Interrupt::catch_signals()?;
     let change = plan_resource(&project, group, version, kind, &args, &prompter)?;
@@ -130,6 +127,7 @@ pub fn plan_resource(
     }
     if existing.is_none() {
         choose_storage(&mut updated, &resource, args.storage);
+        check_hub_kept(project, &updated, &resource)?;
     }
     // The flags were checked above with messages that name them; this is the rule book every
     // PROJECT follows (names Kubernetes refuses, Rust types two kinds would share, …).
@@ -243,6 +241,7 @@ fn new_resource(
         controller: false,
         storage: false,
         operand,
+        webhooks: None,
     })
 }
 
@@ -339,6 +338,29 @@ fn choose_storage(project: &mut Project, added: &Resource, storage: Option<bool>
     for resource in project.resources.iter_mut().filter(|r| r.same_kind(added)) {
         resource.storage = resource.version == stored;
     }
+}
+
+/// A kind that converts through a webhook keeps its hub, the storage version: the
+/// conversions of its other versions are written against it.
+fn check_hub_kept(before: &Project, after: &Project, added: &Resource) -> anyhow::Result<()> {
+    if !before.converts(added) {
+        return Ok(());
+    }
+    let stored = |project: &Project| {
+        project
+            .versions_of(added)
+            .find(|r| r.storage)
+            .map(|r| r.version.clone())
+    };
+    if let (Some(hub), Some(new)) = (stored(before), stored(after))
+        && hub != new
+    {
+        bail!(
+            "{} converts through {hub}, its hub (the storage version), and the conversions of its other versions are written against it: {new} cannot become the storage version\n\nPass --storage=false to add {new} as a version that converts through {hub}",
+            added.kind
+        );
+    }
+    Ok(())
 }
 
 fn next_steps(change: &ResourceChange) -> String {

@@ -1,6 +1,7 @@
-//! `opgen generate manifests`: rebuilds the CRDs from the api crate and the manager role from
-//! the controllers' `+opgen:rbac` markers, together with the generated files that list the
-//! CRDs, so that `config/` always matches the Rust sources.
+//! `opgen generate manifests`: rebuilds the CRDs from the api crate, the manager role from
+//! the controllers' `+opgen:rbac` markers and the webhook configurations from the webhook
+//! files' `+opgen:webhook` markers, together with the generated files that list the CRDs, so
+//! that `config/` always matches the Rust sources.
 
 use std::{path::Path, process::ExitCode};
 
@@ -46,6 +47,7 @@ fn generate(
 ) -> anyhow::Result<ExitCode> {
     // The markers are read in an instant and the build may take minutes: fail fast.
     let rules = markers::read_controllers(root, project)?;
+    let webhooks = manifests::webhooks::read_webhooks(root)?;
 
     // crdgen is built from the api crate as it is on disk, but part of that crate (its module
     // tree and `all_crds()`) is generated from PROJECT. When those files are out of date
@@ -59,6 +61,9 @@ fn generate(
     let api_plan = Plan::new(root, api_files.clone(), OnConflict::Refuse)?;
     let api_stale = !api_plan.is_noop();
     let mut files = vec![manifests::role_file(&rules, project)];
+    if project.resources.iter().any(|r| r.webhooks.is_some()) {
+        files.push(manifests::webhooks::manifests_file(&webhooks));
+    }
     files.extend(other_files);
     if mode == Mode::Write {
         let mut transaction = Transaction::new(interrupt.clone());

@@ -2,6 +2,7 @@
 //! applies it.
 
 pub mod create_api;
+pub mod create_webhook;
 pub mod generate_bundle;
 pub mod generate_manifests;
 pub mod init;
@@ -15,7 +16,7 @@ use crate::{
     apply,
     interrupt::Interrupt,
     lock::ProjectLock,
-    model::OpgenVersion,
+    model::{Group, Kind, OpgenVersion, Version},
     plan::{Action, Plan},
     project::Project,
     shell::Shell,
@@ -35,6 +36,20 @@ pub fn find_project(shell: &mut Shell) -> anyhow::Result<(PathBuf, ProjectLock, 
         ));
     }
     Ok((root, lock, project))
+}
+
+/// The group, version and kind of `--group`, `--version` and `--kind`, asked for on a terminal
+/// when missing.
+pub fn kind_of(
+    prompter: &crate::prompt::Prompter,
+    group: Option<String>,
+    version: Option<String>,
+    kind: Option<String>,
+) -> anyhow::Result<(Group, Version, Kind)> {
+    let group = prompter.value(group, "--group", "API group (without the domain)", None)?;
+    let version = prompter.value(version, "--version", "API version", None)?;
+    let kind = prompter.value(kind, "--kind", "Kind (PascalCase)", None)?;
+    Ok((group, version, kind))
 }
 
 /// Prints the plan (`--dry-run`) or carries it out, restoring every file if a write fails or

@@ -190,21 +190,7 @@ pub fn read_controllers(root: &Path, project: &Project) -> anyhow::Result<Vec<Ru
     }
     let mut markers = Vec::new();
     let mut errors = Vec::new();
-    for entry in walkdir::WalkDir::new(&dir).sort_by_file_name() {
-        let entry = entry.with_context(|| format!("cannot read {}", dir.display()))?;
-        let path = entry.path();
-        if !entry.file_type().is_file() || path.extension().is_none_or(|ext| ext != "rs") {
-            continue;
-        }
-        let text = crate::plan::read_to_string(path)?;
-        let relative = path
-            .strip_prefix(root)
-            .expect("walkdir yields paths under its root");
-        let file = relative
-            .components()
-            .map(|part| part.as_os_str().to_string_lossy())
-            .collect::<Vec<_>>()
-            .join("/");
+    for (file, text) in rust_files(root, &dir)? {
         match parse_source(&file, &text) {
             Ok(found) => markers.extend(found),
             Err(InvalidMarkers(found)) => errors.extend(found),
@@ -219,19 +205,51 @@ pub fn read_controllers(root: &Path, project: &Project) -> anyhow::Result<Vec<Ru
     Ok(markers.into_iter().map(|marker| marker.rule).collect())
 }
 
-/// The markers of one source file; `file` is only for messages.
-pub fn parse_source(file: &str, text: &str) -> Result<Vec<Marker>, InvalidMarkers> {
-    let mut markers = Vec::new();
-    let mut errors = Vec::new();
-    for (index, line) in text.lines().enumerate() {
-        let Some(body) = marker_body(line) else {
+/// Every `.rs` file under `dir` (which is under `root`), in path order so that messages come
+/// out the same on every run: its path relative to `root`, with `/` separators, and its text.
+pub(crate) fn rust_files(root: &Path, dir: &Path) -> anyhow::Result<Vec<(String, String)>> {
+    let mut files = Vec::new();
+    for entry in walkdir::WalkDir::new(dir).sort_by_file_name() {
+        let entry = entry.with_context(|| format!("cannot read {}", dir.display()))?;
+        let path = entry.path();
+        if !entry.file_type().is_file() || path.extension().is_none_or(|ext| ext != "rs") {
             continue;
-        };
+        }
+        let text = crate::plan::read_to_string(path)?;
+        let file = path
+            .strip_prefix(root)
+            .expect("walkdir yields paths under its root")
+            .components()
+            .map(|part| part.as_os_str().to_string_lossy())
+            .collect::<Vec<_>>()
+            .join("/");
+        files.push((file, text));
+    }
+    Ok(files)
+}
+
+/// Every marker line of one source file's `text`, where it is, and its text after `+opgen:`;
+/// `file` is only for messages.
+pub(crate) fn marker_lines<'a>(
+    file: &'a str,
+    text: &'a str,
+) -> impl Iterator<Item = (Place, &'a str)> + 'a {
+    text.lines().enumerate().filter_map(move |(index, line)| {
+        let body = marker_body(line)?;
         let place = Place {
             file: file.to_owned(),
             line: index + 1,
             text: line.trim().to_owned(),
         };
+        Some((place, body))
+    })
+}
+
+/// The markers of one source file; `file` is only for messages.
+pub fn parse_source(file: &str, text: &str) -> Result<Vec<Marker>, InvalidMarkers> {
+    let mut markers = Vec::new();
+    let mut errors = Vec::new();
+    for (place, body) in marker_lines(file, text) {
         match parse_marker(body) {
             Ok(rule) => markers.push(Marker { place, rule }),
             Err(problem) => errors.push(MarkerError { place, problem }),

@@ -5,6 +5,7 @@ pub mod crdgen;
 pub mod crds;
 pub mod markers;
 pub mod rbac;
+pub mod webhooks;
 
 use crate::{
     plan::{Owner, PlannedFile},

@@ -18,6 +18,7 @@ mod resource;
 mod resource_name;
 mod rust_ident;
 mod version;
+mod webhooks;
 
 pub use domain::Domain;
 pub use group::Group;
@@ -33,6 +34,7 @@ pub use project_name::ProjectName;
 pub use resource::Resource;
 pub use resource_name::ResourceName;
 pub use version::Version;
+pub use webhooks::Webhooks;
 
 /// Why a value given on the command line or in `PROJECT` is not acceptable.
 ///

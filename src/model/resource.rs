@@ -1,6 +1,6 @@
 use serde::{Deserialize, Serialize};
 
-use super::{Domain, Group, Kind, Operand, ResourceName, Version, Workload};
+use super::{Domain, Group, Kind, Operand, ResourceName, Version, Webhooks, Workload};
 
 /// One version of one kind, as `PROJECT` records it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -19,6 +19,9 @@ pub struct Resource {
     /// The application the kind runs (`create api --image`), if any.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub operand: Option<Operand>,
+    /// The webhooks of this version (`create webhook`), if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub webhooks: Option<Webhooks>,
 }
 
 impl Resource {
@@ -130,6 +133,7 @@ impl Resource {
             controller: true,
             storage: true,
             operand: None,
+            webhooks: None,
         }
     }
 }

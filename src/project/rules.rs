@@ -63,6 +63,15 @@ fn check_alone(project: &Project, resource: &Resource) -> Result<(), String> {
         }
         check_operand(operand)?;
     }
+    if resource
+        .webhooks
+        .is_some_and(|webhooks| webhooks.is_empty())
+    {
+        return Err(format!(
+            "{kind} {}/{} records `webhooks` without any of `defaulting`, `validation` or `conversion`\n\nSet the ones it has to true, or drop `webhooks`",
+            resource.group, resource.version
+        ));
+    }
     let group = resource.qualified_group(&project.domain);
     if group.len() > MAX_SUBDOMAIN {
         return Err(format!(
@@ -210,6 +219,15 @@ fn check_kind(resource: &Resource, versions: &[&Resource]) -> Result<(), String>
             controlled.join(" and ")
         ));
     }
+    let converting = versions
+        .iter()
+        .find(|r| r.webhooks.is_some_and(|webhooks| webhooks.conversion));
+    if let (Some(converting), [_]) = (converting, versions) {
+        return Err(format!(
+            "{kind} {group}/{} records a conversion webhook, but {kind} has only one version: there is nothing to convert\n\nAdd a version first (opgen create api --group {group} --version <new> --kind {kind}), or drop `conversion`",
+            converting.version
+        ));
+    }
     Ok(())
 }
 
@@ -217,7 +235,7 @@ fn check_kind(resource: &Resource, versions: &[&Resource]) -> Result<(), String>
 mod tests {
     use super::*;
     use crate::{
-        model::{Operand, Workload},
+        model::{Operand, Webhooks, Workload},
         project::Scope,
     };
 
@@ -324,6 +342,42 @@ mod tests {
             1,
             "`controller: true` on v1 and v2",
         );
+    }
+
+    #[test]
+    fn webhooks_are_recorded_only_when_there_are_some() {
+        let with = |webhooks: Webhooks| Resource {
+            webhooks: Some(webhooks),
+            ..resource("db", "v1", "Thing")
+        };
+        fails(
+            vec![with(Webhooks::default())],
+            0,
+            "records `webhooks` without any",
+        );
+        check(&project(vec![with(Webhooks {
+            defaulting: true,
+            ..Webhooks::default()
+        })]))
+        .unwrap();
+    }
+
+    #[test]
+    fn conversion_needs_two_versions() {
+        let conversion = Some(Webhooks {
+            conversion: true,
+            ..Webhooks::default()
+        });
+        let single = Resource {
+            webhooks: conversion,
+            ..resource("db", "v1", "Thing")
+        };
+        fails(vec![single.clone()], 0, "has only one version");
+        check(&project(vec![
+            single,
+            second_version("db", "v1alpha1", "Thing"),
+        ]))
+        .unwrap();
     }
 
     #[test]

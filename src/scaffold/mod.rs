@@ -1,9 +1,12 @@
 //! What opgen writes: the files of a new project, the files of a new resource, and the
 //! generated files that are rebuilt from `PROJECT` after every change to it.
 
+mod cargo_toml;
+mod kustomization;
 mod rust;
 mod rust_order;
 pub mod values;
+pub mod webhook_values;
 
 use std::path::Path;
 
@@ -122,6 +125,46 @@ fn render_generated(project: &Project) -> anyhow::Result<Vec<PlannedFile>> {
             ));
         }
     }
+    files.extend(render_webhook_machinery(&values)?);
+    Ok(files)
+}
+
+/// The webhook server and the module tree of the webhook files, when the project has webhooks.
+fn render_webhook_machinery(values: &ProjectValues) -> anyhow::Result<Vec<PlannedFile>> {
+    let templates = Templates::get();
+    if !values.webhooks.any {
+        return Ok(Vec::new());
+    }
+    let mut files = vec![
+        PlannedFile::new(
+            "src/runtime/webhook.rs",
+            templates.render("webhook/runtime.rs", values)?,
+            Owner::Generated,
+        ),
+        PlannedFile::new(
+            "src/webhooks/mod.rs",
+            templates.render("webhook/mod.rs", values)?,
+            Owner::Generated,
+        ),
+    ];
+    if !values.webhooks.conversions.is_empty() {
+        files.push(PlannedFile::new(
+            "config/crd/kustomizeconfig.yaml",
+            templates.render("webhook/crd_kustomizeconfig.yaml", values)?,
+            Owner::Generated,
+        ));
+    }
+    #[derive(serde::Serialize)]
+    struct GroupFile<'a> {
+        group: &'a webhook_values::WebhookGroupValues,
+    }
+    for group in &values.webhooks.groups {
+        files.push(PlannedFile::new(
+            format!("src/webhooks/{}/mod.rs", group.module),
+            templates.render("webhook/group_mod.rs", &GroupFile { group })?,
+            Owner::Generated,
+        ));
+    }
     Ok(files)
 }
 
@@ -148,6 +191,60 @@ pub fn resource_files(
     interrupt: &Interrupt,
 ) -> anyhow::Result<(Vec<PlannedFile>, bool)> {
     let mut files = render_resource(project, resource, parts)?;
+    // A new version of a kind that converts through a webhook converts through its hub too.
+    let spoke = project
+        .spokes(resource)
+        .iter()
+        .any(|spoke| spoke.version == resource.version);
+    if parts.types && spoke {
+        files.push(render_conversion_file(project, resource)?);
+    }
+    files.extend(render_generated(project)?);
+    let formatted = rustfmt::format(&mut files, root, interrupt)?;
+    Ok((files, formatted))
+}
+
+/// Everything `create webhook` writes in the project at `root` for the webhooks of
+/// `resource`: its scaffolded webhook file (for admission webhooks), the webhook server's
+/// crates added to `Cargo.toml`, and the generated files of the updated project (with
+/// `PROJECT`). The second value is as for [`resource_files`].
+pub fn webhook_files(
+    project: &Project,
+    resource: &Resource,
+    root: &Path,
+    interrupt: &Interrupt,
+) -> anyhow::Result<(Vec<PlannedFile>, bool)> {
+    let mut files = render_webhook_file(project, resource)?;
+    if resource
+        .webhooks
+        .is_some_and(|webhooks| webhooks.conversion)
+    {
+        for spoke in project.spokes(resource) {
+            files.push(render_conversion_file(project, spoke)?);
+        }
+    }
+    let manifest = crate::plan::read_to_string(&root.join("Cargo.toml"))?;
+    files.push(PlannedFile::new(
+        "Cargo.toml",
+        cargo_toml::with_webhook_dependencies(&manifest)?,
+        Owner::Amended,
+    ));
+    let default = "config/default/kustomization.yaml";
+    let kustomization = crate::plan::read_to_string(&root.join(default))?;
+    files.push(PlannedFile::new(
+        default,
+        kustomization::with_webhook_wiring(&kustomization)?,
+        Owner::Amended,
+    ));
+    let policies = "config/network-policy/kustomization.yaml";
+    if let Some(policies_text) = crate::plan::read_existing(&root.join(policies))? {
+        files.push(PlannedFile::new(
+            policies,
+            kustomization::with_webhook_policy(&policies_text),
+            Owner::Amended,
+        ));
+    }
+    files.extend(render_webhook_config(project, &files, root)?);
     files.extend(render_generated(project)?);
     let formatted = rustfmt::format(&mut files, root, interrupt)?;
     Ok((files, formatted))
@@ -170,9 +267,122 @@ pub fn scaffolded_files(
             roles: firsts.iter().any(|first| std::ptr::eq(*first, resource)),
         };
         files.extend(render_resource(project, resource, parts)?);
+        files.extend(render_webhook_file(project, resource)?);
+        if project
+            .spokes(resource)
+            .iter()
+            .any(|spoke| std::ptr::eq(*spoke, resource))
+        {
+            files.push(render_conversion_file(project, resource)?);
+        }
     }
     let formatted = rustfmt::format(&mut files, root, interrupt)?;
     Ok((files, formatted))
+}
+
+/// The kustomize files of the webhooks, written by the first webhook (and again by a later
+/// one when they are gone): `config/webhook/` with its Service, the `config/certmanager`
+/// component, and a first `config/webhook/manifests.yaml` from the markers of `planned`
+/// (`generate manifests` keeps it up to date).
+fn render_webhook_config(
+    project: &Project,
+    planned: &[PlannedFile],
+    root: &Path,
+) -> anyhow::Result<Vec<PlannedFile>> {
+    let templates = Templates::get();
+    let values = ProjectValues::new(project);
+    let mut files = Vec::new();
+    for (template, path) in [
+        (
+            "webhook/config/webhook_kustomization.yaml",
+            "config/webhook/kustomization.yaml",
+        ),
+        ("webhook/config/service.yaml", "config/webhook/service.yaml"),
+        (
+            "webhook/config/allow_webhook_traffic.yaml",
+            "config/network-policy/allow-webhook-traffic.yaml",
+        ),
+        (
+            "webhook/config/certmanager_kustomization.yaml",
+            "config/certmanager/kustomization.yaml",
+        ),
+        (
+            "webhook/config/issuer.yaml",
+            "config/certmanager/issuer.yaml",
+        ),
+        (
+            "webhook/config/certificate.yaml",
+            "config/certmanager/certificate.yaml",
+        ),
+    ] {
+        if !root.join(path).exists() {
+            files.push(PlannedFile::new(
+                path,
+                templates.render(template, &values)?,
+                Owner::Scaffolded,
+            ));
+        }
+    }
+    if !root
+        .join(crate::manifests::webhooks::MANIFESTS_FILE)
+        .exists()
+    {
+        let mut webhooks = Vec::new();
+        for file in planned.iter().filter(|f| f.path.ends_with(".rs")) {
+            webhooks.extend(crate::manifests::webhooks::parse_source(
+                &file.path,
+                &file.contents,
+            )?);
+        }
+        files.push(crate::manifests::webhooks::manifests_file(&webhooks));
+    }
+    Ok(files)
+}
+
+/// The scaffolded webhook file of one version, as rendered: none without admission webhooks.
+fn render_webhook_file(project: &Project, resource: &Resource) -> anyhow::Result<Vec<PlannedFile>> {
+    if !resource
+        .webhooks
+        .is_some_and(|webhooks| webhooks.admission())
+    {
+        return Ok(Vec::new());
+    }
+    let project_values = ProjectValues::new(project);
+    #[derive(serde::Serialize)]
+    struct WebhookFile<'a> {
+        project: &'a ProjectValues,
+        kind: KindValues,
+        version: String,
+        webhook: webhook_values::AdmissionValues,
+    }
+    let values = WebhookFile {
+        project: &project_values,
+        kind: KindValues::new(project, resource),
+        version: resource.version.to_string(),
+        webhook: webhook_values::AdmissionValues::new(project, resource),
+    };
+    let contents = Templates::get().render("webhook/admission.rs", &values)?;
+    Ok(vec![PlannedFile::new(
+        resource.webhook_file(),
+        contents,
+        Owner::Scaffolded,
+    )])
+}
+
+/// The scaffolded `From` impls between `spoke` and its kind's hub, as rendered.
+fn render_conversion_file(project: &Project, spoke: &Resource) -> anyhow::Result<PlannedFile> {
+    let project_values = ProjectValues::new(project);
+    let values = ResourceValues {
+        project: &project_values,
+        kind: KindValues::new(project, spoke),
+        version: spoke.version.to_string(),
+    };
+    let contents = Templates::get().render("webhook/conversion.rs", &values)?;
+    Ok(PlannedFile::new(
+        spoke.conversion_file(),
+        contents,
+        Owner::Scaffolded,
+    ))
 }
 
 /// The scaffolded files of one resource, as rendered.

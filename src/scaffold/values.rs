@@ -49,6 +49,8 @@ pub struct ProjectValues {
     pub groups: Vec<GroupValues>,
     /// Module paths of every controller (`db::my_sql_cluster`), sorted.
     pub controllers: Vec<String>,
+    /// The webhooks (`create webhook`).
+    pub webhooks: super::webhook_values::WebhooksValues,
 }
 
 /// One kind, whatever its number of versions.
@@ -90,6 +92,8 @@ pub struct KindValues {
     pub controller_version: Option<String>,
     /// The application the kind runs, for kinds made with `create api --image`.
     pub operand: Option<OperandValues>,
+    /// The path of the kind's conversion webhook, when its versions convert through one.
+    pub conversion_path: Option<String>,
 }
 
 /// An operand kind's application (see `model::Operand` and `model::KnownImage`).
@@ -166,6 +170,8 @@ pub struct GroupVersionValues {
     pub kinds: Vec<String>,
     /// The same, in the order rustfmt gives `use` lines.
     pub reexports: Vec<String>,
+    /// The conversion modules of the kinds of this version that convert through a hub.
+    pub conversions: Vec<String>,
 }
 
 /// The values of one resource being scaffolded, with its project.
@@ -228,6 +234,7 @@ impl ProjectValues {
             kinds,
             groups: groups(project),
             controllers,
+            webhooks: super::webhook_values::WebhooksValues::new(project),
         }
     }
 }
@@ -271,6 +278,9 @@ impl KindValues {
                 .iter()
                 .find_map(|r| r.operand.as_ref())
                 .map(OperandValues::new),
+            conversion_path: project
+                .converts(resource)
+                .then(|| resource.conversion_path(domain)),
         }
     }
 }
@@ -378,10 +388,18 @@ fn groups(project: &Project) -> Vec<GroupValues> {
                         kinds.sort();
                         let mut reexports = kinds.clone();
                         reexports.sort_by(|a, b| rust_order::version_sort(a, b));
+                        let mut conversions: Vec<String> = in_group
+                            .iter()
+                            .filter(|r| r.version.as_str() == version)
+                            .filter(|r| project.spokes(r).iter().any(|s| std::ptr::eq(*s, **r)))
+                            .map(|r| r.conversion_module())
+                            .collect();
+                        conversions.sort();
                         GroupVersionValues {
                             version,
                             kinds,
                             reexports,
+                            conversions,
                         }
                     })
                     .collect(),

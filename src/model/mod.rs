@@ -2,6 +2,7 @@
 //! these types exactly once, and every derived name (plural, module, file, RBAC resource, CRD
 //! name) is a method here, so that all generated files agree with each other.
 
+mod built_in_kind;
 pub(crate) mod dns;
 mod domain;
 mod group;
@@ -19,6 +20,7 @@ mod resource_name;
 mod rust_ident;
 mod version;
 
+pub use built_in_kind::{BuiltInKind, UnknownBuiltIn, core_group};
 pub use domain::Domain;
 pub use group::Group;
 pub use image::ImageRef;

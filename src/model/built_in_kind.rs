@@ -174,7 +174,10 @@ mod tests {
             assert_eq!(config_map.group, "");
             assert_eq!(config_map.plural, "configmaps");
             assert!(config_map.namespaced);
-            assert_eq!(config_map.rust_path(), "::k8s_openapi::api::core::v1::ConfigMap");
+            assert_eq!(
+                config_map.rust_path(),
+                "::k8s_openapi::api::core::v1::ConfigMap"
+            );
         }
     }
 
@@ -183,15 +186,31 @@ mod tests {
         let namespace = find("core", "v1", "Namespace").unwrap();
         assert!(!namespace.namespaced);
         let deployment = find("apps", "v1", "Deployment").unwrap();
-        assert_eq!((deployment.plural, deployment.namespaced), ("deployments", true));
+        assert_eq!(
+            (deployment.plural, deployment.namespaced),
+            ("deployments", true)
+        );
         let ingress = find("networking.k8s.io", "v1", "Ingress").unwrap();
         assert_eq!(ingress.rust_type, "api::networking::v1::Ingress");
         let role = find("rbac.authorization.k8s.io", "v1", "ClusterRole").unwrap();
         assert!(!role.namespaced);
         let crd = find("apiextensions.k8s.io", "v1", "CustomResourceDefinition").unwrap();
         assert_eq!(crd.plural, "customresourcedefinitions");
-        for (group, kind) in [("batch", "CronJob"), ("policy", "PodDisruptionBudget"), ("coordination.k8s.io", "Lease"), ("autoscaling", "HorizontalPodAutoscaler")] {
-            assert!(find(group, if group == "autoscaling" { "v2" } else { "v1" }, kind).is_ok(), "{group} {kind}");
+        for (group, kind) in [
+            ("batch", "CronJob"),
+            ("policy", "PodDisruptionBudget"),
+            ("coordination.k8s.io", "Lease"),
+            ("autoscaling", "HorizontalPodAutoscaler"),
+        ] {
+            assert!(
+                find(
+                    group,
+                    if group == "autoscaling" { "v2" } else { "v1" },
+                    kind
+                )
+                .is_ok(),
+                "{group} {kind}"
+            );
         }
     }
 
@@ -206,9 +225,15 @@ mod tests {
     fn the_table_has_each_kind_once_with_plausible_names() {
         let mut seen = HashSet::new();
         for kind in table::TABLE {
-            assert!(seen.insert((kind.group, kind.version, kind.kind)), "{kind:?}");
+            assert!(
+                seen.insert((kind.group, kind.version, kind.kind)),
+                "{kind:?}"
+            );
             assert_eq!(kind.plural, kind.plural.to_lowercase(), "{kind:?}");
-            assert!(kind.rust_type.ends_with(&format!("::{}", kind.kind)), "{kind:?}");
+            assert!(
+                kind.rust_type.ends_with(&format!("::{}", kind.kind)),
+                "{kind:?}"
+            );
             assert!(kind.minors.start() >= &KubernetesVersion::OLDEST.minor());
             assert!(kind.minors.end() <= &KubernetesVersion::NEWEST.minor());
         }
@@ -228,13 +253,19 @@ mod tests {
     fn a_version_that_does_not_exist_gets_the_served_one() {
         let err = find("apps", "v1beta1", "Deployment").unwrap_err();
         assert!(err.contains("has no Deployment in apps/v1beta1"), "{err}");
-        assert!(err.ends_with("Did you mean apps/v1? Pass --version v1"), "{err}");
+        assert!(
+            err.ends_with("Did you mean apps/v1? Pass --version v1"),
+            "{err}"
+        );
     }
 
     #[test]
     fn a_kind_in_the_wrong_group_or_an_unknown_group_is_pointed_right() {
         let err = find("batch", "v1", "Deployment").unwrap_err();
-        assert!(err.ends_with("Did you mean --group apps --version v1?"), "{err}");
+        assert!(
+            err.ends_with("Did you mean --group apps --version v1?"),
+            "{err}"
+        );
         let err = find("app", "v1", "Deployment").unwrap_err();
         assert!(err.contains("`app` is not an API group"), "{err}");
         assert!(err.ends_with("Did you mean --group apps?"), "{err}");
@@ -246,7 +277,14 @@ mod tests {
             .iter()
             .find(|k| *k.minors.start() > KubernetesVersion::OLDEST.minor())
             .expect("some kind is newer than the oldest version");
-        let err = find(only_in_newer.group, only_in_newer.version, only_in_newer.kind);
-        assert!(err.unwrap_err().contains("is not served by Kubernetes 1.33"));
+        let err = find(
+            only_in_newer.group,
+            only_in_newer.version,
+            only_in_newer.kind,
+        );
+        assert!(
+            err.unwrap_err()
+                .contains("is not served by Kubernetes 1.33")
+        );
     }
 }

@@ -5,6 +5,8 @@
 mod built_in_kind;
 pub(crate) mod dns;
 mod domain;
+mod external_crd;
+mod foreign_kind;
 mod group;
 mod image;
 mod kind;
@@ -22,6 +24,8 @@ mod version;
 
 pub use built_in_kind::{BuiltInKind, UnknownBuiltIn, core_group};
 pub use domain::Domain;
+pub use external_crd::{CrdVersion, ExternalCrd};
+pub use foreign_kind::{ApiGroup, ForeignKind, ForeignKindName, Origin};
 pub use group::Group;
 pub use image::ImageRef;
 pub use kind::Kind;
@@ -34,6 +38,7 @@ pub use opgen_version::{NewerProject, OpgenVersion};
 pub use project_name::ProjectName;
 pub use resource::Resource;
 pub use resource_name::ResourceName;
+pub use rust_ident::is_keyword as is_rust_keyword;
 pub use version::Version;
 
 /// Why a value given on the command line or in `PROJECT` is not acceptable.

@@ -1,6 +1,9 @@
 //! What opgen writes: the files of a new project, the files of a new resource, and the
 //! generated files that are rebuilt from `PROJECT` after every change to it.
 
+mod crd_types;
+mod external_types;
+mod foreign_values;
 mod rust;
 mod rust_order;
 pub mod values;
@@ -9,7 +12,7 @@ use std::path::Path;
 
 use crate::{
     interrupt::Interrupt,
-    model::Resource,
+    model::{ForeignKind, Resource},
     plan::{Owner, PlannedFile},
     project::{self, Project},
     rustfmt,
@@ -25,7 +28,11 @@ use values::{KindValues, ProjectValues, ResourceValues};
 /// `cargo new`. `tests/formatting.rs` checks this for the shortest and longest names.
 pub fn init_files(project: &Project) -> anyhow::Result<Vec<PlannedFile>> {
     let mut files = project_files(project)?;
-    files.extend(render_generated(project)?);
+    let stored = external_types::StoredCrds {
+        root: Path::new("."),
+        pending: &[],
+    };
+    files.extend(render_generated(project, &stored)?);
     Ok(files)
 }
 
@@ -36,7 +43,8 @@ pub fn generated_files(
     root: &Path,
     interrupt: &Interrupt,
 ) -> anyhow::Result<Vec<PlannedFile>> {
-    let mut files = render_generated(project)?;
+    let stored = external_types::StoredCrds { root, pending: &[] };
+    let mut files = render_generated(project, &stored)?;
     rustfmt::format(&mut files, root, interrupt)?;
     Ok(files)
 }
@@ -69,7 +77,10 @@ fn project_files(project: &Project) -> anyhow::Result<Vec<PlannedFile>> {
 
 /// The files opgen owns, rebuilt from `PROJECT`: the api crate's module tree and CRD list,
 /// the controllers' module tree, and the kustomizations that list per-kind files.
-fn render_generated(project: &Project) -> anyhow::Result<Vec<PlannedFile>> {
+fn render_generated(
+    project: &Project,
+    stored: &external_types::StoredCrds,
+) -> anyhow::Result<Vec<PlannedFile>> {
     let templates = Templates::get();
     let values = ProjectValues::new(project);
     let mut files = vec![PlannedFile::new(
@@ -98,11 +109,13 @@ fn render_generated(project: &Project) -> anyhow::Result<Vec<PlannedFile>> {
             group,
             version: None,
         };
-        files.push(PlannedFile::new(
-            format!("api/src/{}/mod.rs", group.module),
-            templates.render("group/api_group_mod.rs", &group_values)?,
-            Owner::Generated,
-        ));
+        if !group.versions.is_empty() {
+            files.push(PlannedFile::new(
+                format!("api/src/{}/mod.rs", group.module),
+                templates.render("group/api_group_mod.rs", &group_values)?,
+                Owner::Generated,
+            ));
+        }
         for version in &group.versions {
             let version_values = GroupFile {
                 version: Some(version),
@@ -122,6 +135,7 @@ fn render_generated(project: &Project) -> anyhow::Result<Vec<PlannedFile>> {
             ));
         }
     }
+    files.extend(external_types::files(project, stored)?);
     Ok(files)
 }
 
@@ -148,7 +162,8 @@ pub fn resource_files(
     interrupt: &Interrupt,
 ) -> anyhow::Result<(Vec<PlannedFile>, bool)> {
     let mut files = render_resource(project, resource, parts)?;
-    files.extend(render_generated(project)?);
+    let stored = external_types::StoredCrds { root, pending: &[] };
+    files.extend(render_generated(project, &stored)?);
     let formatted = rustfmt::format(&mut files, root, interrupt)?;
     Ok((files, formatted))
 }
@@ -171,8 +186,53 @@ pub fn scaffolded_files(
         };
         files.extend(render_resource(project, resource, parts)?);
     }
+    for foreign in &project.foreign_kinds {
+        files.push(render_foreign_controller(project, foreign)?);
+    }
     let formatted = rustfmt::format(&mut files, root, interrupt)?;
     Ok((files, formatted))
+}
+
+/// Everything `create api` writes for a kind the project watches without owning it: the
+/// kind's controller, `stored` (the copy of an external CRD), and the generated files of the
+/// updated project. The second value is as for [`resource_files`].
+pub fn foreign_files(
+    project: &Project,
+    foreign: &ForeignKind,
+    stored: Vec<PlannedFile>,
+    root: &Path,
+    interrupt: &Interrupt,
+) -> anyhow::Result<(Vec<PlannedFile>, bool)> {
+    let mut files = vec![render_foreign_controller(project, foreign)?];
+    let generated = render_generated(
+        project,
+        &external_types::StoredCrds {
+            root,
+            pending: &stored,
+        },
+    )?;
+    files.extend(stored);
+    files.extend(generated);
+    let formatted = rustfmt::format(&mut files, root, interrupt)?;
+    Ok((files, formatted))
+}
+
+/// The scaffolded controller of a foreign kind, as rendered.
+fn render_foreign_controller(
+    project: &Project,
+    foreign: &ForeignKind,
+) -> anyhow::Result<PlannedFile> {
+    let project_values = ProjectValues::new(project);
+    let values = foreign_values::ForeignControllerValues {
+        project: &project_values,
+        kind: foreign_values::ForeignKindValues::new(project, foreign),
+    };
+    let contents = Templates::get().render("foreign/controller.rs", &values)?;
+    Ok(PlannedFile::new(
+        foreign.controller_file(),
+        contents,
+        Owner::Scaffolded,
+    ))
 }
 
 /// The scaffolded files of one resource, as rendered.

@@ -46,6 +46,8 @@ pub struct ProjectValues {
     pub groups: Vec<GroupValues>,
     /// Module paths of every controller (`db::my_sql_cluster`), sorted.
     pub controllers: Vec<String>,
+    /// The groups of external kinds, whose types the api crate generates (`external`).
+    pub external_groups: Vec<super::foreign_values::ExternalGroupValues>,
 }
 
 /// One kind, whatever its number of versions.
@@ -182,7 +184,8 @@ impl ProjectValues {
             .filter(|k| k.controller_version.is_some())
             .map(|k| format!("{}::{}", k.group_module, k.module))
             .collect();
-        controllers.sort();
+        let mut groups = groups(project);
+        super::foreign_values::add_controllers(project, &mut groups, &mut controllers);
         Self {
             name: name.to_string(),
             api_crate: name.api_crate(),
@@ -218,8 +221,9 @@ impl ProjectValues {
             system_namespace: name.system_namespace(),
             version: FIRST_VERSION,
             kinds,
-            groups: groups(project),
+            groups,
             controllers,
+            external_groups: super::foreign_values::external_groups(project),
         }
     }
 }

@@ -1,0 +1,139 @@
+//! The values templates see for kinds the project watches without owning them (`PROJECT`'s
+//! `foreignKinds`), and how they join the project's controller and api module trees.
+
+use serde::Serialize;
+
+use super::values::{GroupValues, ProjectValues};
+use crate::{
+    model::{BuiltInKind, ForeignKind, Origin},
+    project::Project,
+};
+
+/// One foreign kind, for its controller's template.
+#[derive(Debug, Serialize)]
+pub struct ForeignKindValues {
+    /// `ConfigMap`
+    pub kind: String,
+    /// The API group as RBAC markers write it: empty for the core group.
+    pub group: String,
+    /// The group as people write it: `core` for the core group.
+    pub group_shown: String,
+    /// `v1`, or `apps/v1`
+    pub api_version: String,
+    pub plural: String,
+    pub namespaced: bool,
+    pub built_in: bool,
+    /// The module whose alias `api` the controller names the kind's type through:
+    /// `::k8s_openapi::api::core::v1`, or the api crate's `external::<group>::<version>`.
+    pub types_module: String,
+    /// The stored CRD of an external kind.
+    pub crd: Option<String>,
+}
+
+/// An external group's types in the api crate: `api/src/external/<module>/`.
+#[derive(Debug, Serialize)]
+pub struct ExternalGroupValues {
+    pub group: String,
+    pub module: String,
+    /// The versions, each a module generated from the stored CRDs of its kinds.
+    pub versions: Vec<String>,
+}
+
+/// The values of a foreign kind's controller, with its project.
+#[derive(Debug, Serialize)]
+pub struct ForeignControllerValues<'a> {
+    pub project: &'a ProjectValues,
+    pub kind: ForeignKindValues,
+}
+
+impl ForeignKindValues {
+    pub fn new(project: &Project, foreign: &ForeignKind) -> Self {
+        let types_module = match foreign.origin {
+            Origin::BuiltIn => {
+                let found = BuiltInKind::find(
+                    foreign.group.as_str(),
+                    foreign.version.as_str(),
+                    foreign.kind.as_str(),
+                    project.kubernetes_version,
+                )
+                .expect("PROJECT's rules admit only built-in kinds of its Kubernetes version");
+                let path = found.rust_path();
+                path.rsplit_once("::")
+                    .map(|(module, _)| module.to_owned())
+                    .unwrap_or(path)
+            }
+            Origin::External => format!(
+                "::{}::external::{}",
+                project.project_name.api_crate_ident(),
+                foreign.external_module()
+            ),
+        };
+        Self {
+            kind: foreign.kind.to_string(),
+            group: foreign.group.to_string(),
+            group_shown: foreign.group.shown().to_owned(),
+            api_version: foreign.api_version(),
+            plural: foreign.plural.clone(),
+            namespaced: foreign.namespaced,
+            built_in: foreign.origin == Origin::BuiltIn,
+            types_module,
+            crd: foreign.crd.clone(),
+        }
+    }
+}
+
+/// Adds the controllers of the foreign kinds to the project's controller modules: into the
+/// module of an owned group of the same name, or a module of their own.
+pub fn add_controllers(
+    project: &Project,
+    groups: &mut Vec<GroupValues>,
+    controllers: &mut Vec<String>,
+) {
+    for foreign in &project.foreign_kinds {
+        let module = foreign.group.module();
+        controllers.push(format!("{module}::{}", foreign.module()));
+        match groups.iter_mut().find(|g| g.module == module) {
+            Some(group) => {
+                group.controllers.push(foreign.module());
+                group.controllers.sort();
+            }
+            None => groups.push(GroupValues {
+                group: foreign.group.shown().to_owned(),
+                module,
+                versions: Vec::new(),
+                controllers: vec![foreign.module()],
+            }),
+        }
+    }
+    groups.sort_by(|a, b| a.module.cmp(&b.module));
+    controllers.sort();
+}
+
+/// The external groups whose types the api crate holds, by module.
+pub fn external_groups(project: &Project) -> Vec<ExternalGroupValues> {
+    let mut groups: Vec<ExternalGroupValues> = Vec::new();
+    for foreign in project
+        .foreign_kinds
+        .iter()
+        .filter(|f| f.origin == Origin::External)
+    {
+        let version = foreign.version.to_string();
+        match groups
+            .iter_mut()
+            .find(|g| g.module == foreign.group.module())
+        {
+            Some(group) if group.versions.contains(&version) => {}
+            Some(group) => group.versions.push(version),
+            None => groups.push(ExternalGroupValues {
+                group: foreign.group.to_string(),
+                module: foreign.group.module(),
+                versions: vec![version],
+            }),
+        }
+    }
+    groups.sort_by(|a, b| a.module.cmp(&b.module));
+    for group in &mut groups {
+        group.versions.sort();
+    }
+    groups
+}

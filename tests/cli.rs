@@ -1622,3 +1622,26 @@ fn project_refuses_a_built_in_kind_edited_out_of_kubernetes_shape() {
         ],
     );
 }
+
+#[test]
+fn a_stored_external_crd_must_keep_defining_its_kind() {
+    let project = Project::init("demo", "");
+    let crd = certificate_crd();
+    project.create_api(&format!(
+        "--group cert-manager.io --version v1 --kind Certificate --resource=false --external-crd {crd}"
+    ));
+    let stored = "config/external/certificates.cert-manager.io.yaml";
+    let other = project
+        .read(stored)
+        .replace("kind: Certificate\n", "kind: Issuer\n");
+    project.write(stored, &other);
+    fails_unchanged(
+        &project.root,
+        "generate manifests",
+        1,
+        &[
+            "config/external/certificates.cert-manager.io.yaml defines Issuer of `cert-manager.io`, but PROJECT has it for Certificate",
+            "Put back the CRD of Certificate",
+        ],
+    );
+}

@@ -13,6 +13,8 @@
 //! dependencies are compiled once per Kubernetes version feature, not once per scenario.
 
 mod common;
+#[path = "e2e/foreign_kinds.rs"]
+mod foreign_kinds;
 #[path = "e2e/manifests.rs"]
 mod manifests;
 #[path = "e2e/on_cluster.rs"]

@@ -49,6 +49,17 @@ pub fn files(project: &Project, stored: &StoredCrds) -> anyhow::Result<Vec<Plann
         let crd = ExternalCrd::parse(&text)
             .map_err(|problem| anyhow::anyhow!("{path}: {problem}"))
             .with_context(|| format!("cannot generate the types of {}", foreign.kind))?;
+        // The copy is the user's to replace with a newer release: it must still be this kind's.
+        if crd.group != foreign.group.as_str() || crd.kind != foreign.kind.as_str() {
+            anyhow::bail!(
+                "{path} defines {} of `{}`, but PROJECT has it for {} of `{}`\n\nPut back the CRD of {}, or remove the kind from PROJECT's foreignKinds",
+                crd.kind,
+                crd.group,
+                foreign.kind,
+                foreign.group,
+                foreign.kind
+            );
+        }
         crds.push((*foreign, path, crd));
     }
     let mut groups: Vec<String> = external.iter().map(|f| f.group.module()).collect();

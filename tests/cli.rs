@@ -1575,6 +1575,13 @@ fn create_api_refuses_bad_external_crds() {
             vec!["in version(s) v1, not v2"],
         ),
         (
+            format!("create api {certificate} --external-crd {crd}"),
+            vec![
+                "--external-crd describes a kind of another project",
+                "Add --resource=false",
+            ],
+        ),
+        (
             external(
                 "--group certmanager.io --version v1 --kind Certificate",
                 &crd,

@@ -29,6 +29,11 @@ pub fn run(args: CreateApiArgs, shell: &mut Shell) -> anyhow::Result<()> {
     let version: String = prompter.value(args.version.clone(), "--version", "API version", None)?;
     let kind: String = prompter.value(args.kind.clone(), "--kind", "Kind (PascalCase)", None)?;
 
+    if args.external_crd.is_some() && args.resource != Some(false) {
+        bail!(
+            "--external-crd describes a kind of another project, whose types opgen generates from that CRD\n\nAdd --resource=false"
+        );
+    }
     let interrupt = Interrupt::catch_signals()?;
     if foreign::is_foreign(&project, &group, &kind, &args) {
         let change = foreign::plan(&project, &group, &version, &kind, &args)?;

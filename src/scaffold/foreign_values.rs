@@ -30,15 +30,6 @@ pub struct ForeignKindValues {
     pub crd: Option<String>,
 }
 
-/// An external group's types in the api crate: `api/src/external/<module>/`.
-#[derive(Debug, Serialize)]
-pub struct ExternalGroupValues {
-    pub group: String,
-    pub module: String,
-    /// The versions, each a module generated from the stored CRDs of its kinds.
-    pub versions: Vec<String>,
-}
-
 /// The values of a foreign kind's controller, with its project.
 #[derive(Debug, Serialize)]
 pub struct ForeignControllerValues<'a> {
@@ -107,33 +98,4 @@ pub fn add_controllers(
     }
     groups.sort_by(|a, b| a.module.cmp(&b.module));
     controllers.sort();
-}
-
-/// The external groups whose types the api crate holds, by module.
-pub fn external_groups(project: &Project) -> Vec<ExternalGroupValues> {
-    let mut groups: Vec<ExternalGroupValues> = Vec::new();
-    for foreign in project
-        .foreign_kinds
-        .iter()
-        .filter(|f| f.origin == Origin::External)
-    {
-        let version = foreign.version.to_string();
-        match groups
-            .iter_mut()
-            .find(|g| g.module == foreign.group.module())
-        {
-            Some(group) if group.versions.contains(&version) => {}
-            Some(group) => group.versions.push(version),
-            None => groups.push(ExternalGroupValues {
-                group: foreign.group.to_string(),
-                module: foreign.group.module(),
-                versions: vec![version],
-            }),
-        }
-    }
-    groups.sort_by(|a, b| a.module.cmp(&b.module));
-    for group in &mut groups {
-        group.versions.sort();
-    }
-    groups
 }

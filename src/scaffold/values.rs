@@ -46,8 +46,8 @@ pub struct ProjectValues {
     pub groups: Vec<GroupValues>,
     /// Module paths of every controller (`db::my_sql_cluster`), sorted.
     pub controllers: Vec<String>,
-    /// The groups of external kinds, whose types the api crate generates (`external`).
-    pub external_groups: Vec<super::foreign_values::ExternalGroupValues>,
+    /// The api crate has the `external` module: types of other projects' CRDs.
+    pub external_types: bool,
 }
 
 /// One kind, whatever its number of versions.
@@ -223,7 +223,10 @@ impl ProjectValues {
             kinds,
             groups,
             controllers,
-            external_groups: super::foreign_values::external_groups(project),
+            external_types: project
+                .foreign_kinds
+                .iter()
+                .any(|f| f.origin == crate::model::Origin::External),
         }
     }
 }

@@ -99,3 +99,66 @@ pub fn add_controllers(
     groups.sort_by(|a, b| a.module.cmp(&b.module));
     controllers.sort();
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{model::Resource, project::Scope};
+
+    #[test]
+    fn foreign_controllers_join_an_owned_group_of_their_module_or_have_their_own() {
+        let mut project = Project::for_test("demo", Scope::Cluster);
+        project
+            .resources
+            .push(Resource::for_test("apps", "v1", "Website"));
+        project.foreign_kinds = vec![
+            ForeignKind::built_in_for_test("apps", "v1", "Deployment"),
+            ForeignKind::built_in_for_test("", "v1", "ConfigMap"),
+        ];
+        let values = ProjectValues::new(&project);
+        let groups: Vec<(&str, usize, &[String])> = values
+            .groups
+            .iter()
+            .map(|g| {
+                (
+                    g.module.as_str(),
+                    g.versions.len(),
+                    g.controllers.as_slice(),
+                )
+            })
+            .collect();
+        assert_eq!(
+            groups,
+            [
+                (
+                    "apps",
+                    1,
+                    &["deployment".to_owned(), "website".to_owned()][..]
+                ),
+                ("core", 0, &["config_map".to_owned()][..]),
+            ]
+        );
+        assert_eq!(
+            values.controllers,
+            ["apps::deployment", "apps::website", "core::config_map"]
+        );
+        assert!(!values.external_types);
+    }
+
+    #[test]
+    fn the_controller_names_the_type_through_its_module() {
+        let project = Project::for_test("demo", Scope::Cluster);
+        let ingress = ForeignKind::built_in_for_test("networking.k8s.io", "v1", "Ingress");
+        let values = ForeignKindValues::new(&project, &ingress);
+        assert_eq!(values.types_module, "::k8s_openapi::api::networking::v1");
+        assert_eq!(values.group_shown, "networking.k8s.io");
+        let mut external = ingress.clone();
+        external.origin = Origin::External;
+        external.group = "cert-manager.io".parse().unwrap();
+        let values = ForeignKindValues::new(&project, &external);
+        assert_eq!(
+            values.types_module,
+            "::demo_api::external::cert_manager::v1"
+        );
+    }
+}

@@ -23,9 +23,9 @@ const NAME: &str = "foreign-op";
 
 /// The controllers of the kinds the project does not own, as the reconcile metrics name them.
 const FOREIGN_CONTROLLERS: [&str; 4] = [
-    "configmap.",
+    "configmap.core",
     "deployment.apps",
-    "namespace.",
+    "namespace.core",
     "certificate.cert-manager",
 ];
 

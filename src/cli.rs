@@ -156,6 +156,10 @@ pub struct CreateApiArgs {
     /// Scaffold a controller for the kind
     #[arg(long, value_name = "BOOL", num_args = 0..=1, require_equals = true, default_missing_value = "true")]
     pub controller: Option<bool>,
+    /// With --resource=false: the kind is defined by this CustomResourceDefinition of another
+    /// project (a YAML file); opgen stores a copy and generates its Rust types
+    #[arg(long, value_name = "FILE")]
+    pub external_crd: Option<std::path::PathBuf>,
     /// Make this version the one etcd stores (default: the newest version of the kind)
     #[arg(long, value_name = "BOOL", num_args = 0..=1, require_equals = true, default_missing_value = "true")]
     pub storage: Option<bool>,

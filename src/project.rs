@@ -4,6 +4,7 @@
 //! resource added with `create api`. The generated files are a function of it. It is the
 //! user's to edit: every command checks it against the same rules (`rules`) before using it.
 
+mod foreign_rules;
 mod rules;
 mod scaffolded;
 
@@ -15,7 +16,8 @@ use serde::{Deserialize, Serialize};
 use crate::{
     lock::ProjectLock,
     model::{
-        Domain, KubernetesVersion, License, NewerProject, OpgenVersion, ProjectName, Resource,
+        Domain, ForeignKind, KubernetesVersion, License, NewerProject, OpgenVersion, ProjectName,
+        Resource,
     },
 };
 
@@ -58,6 +60,9 @@ pub struct Project {
     pub opgen_version: OpgenVersion,
     #[serde(default)]
     pub resources: Vec<Resource>,
+    /// Kinds with a controller here whose types are Kubernetes' or another project's.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub foreign_kinds: Vec<ForeignKind>,
 }
 
 impl Project {
@@ -79,6 +84,7 @@ impl Project {
             owner,
             opgen_version: OpgenVersion::running(),
             resources: Vec::new(),
+            foreign_kinds: Vec::new(),
         }
     }
 
@@ -138,7 +144,8 @@ impl Project {
     /// The first of [`rules`] that the project breaks. `create api` checks the project it
     /// is about to write with these, and every command checks the one it reads.
     pub fn check(&self) -> Result<(), Violation> {
-        rules::check(self)
+        rules::check(self)?;
+        foreign_rules::check(self)
     }
 
     /// One resource per kind (its first version), in the order they were added.
@@ -190,19 +197,23 @@ impl Project {
     }
 }
 
-/// The line of each entry of `resources`, for messages; empty when the text does not parse
-/// (the caller has parsed it already, so that does not happen).
+/// The line of each entry of `resources`, then of `foreignKinds`, for messages; empty when
+/// the text does not parse (the caller has parsed it already, so that does not happen).
 fn resource_lines(text: &str) -> Vec<u64> {
     #[derive(Deserialize)]
+    #[serde(rename_all = "camelCase")]
     struct Lines {
         #[serde(default)]
         resources: Vec<serde_saphyr::Spanned<serde::de::IgnoredAny>>,
+        #[serde(default)]
+        foreign_kinds: Vec<serde_saphyr::Spanned<serde::de::IgnoredAny>>,
     }
     serde_saphyr::from_str::<Lines>(text)
         .map(|lines| {
             lines
                 .resources
                 .iter()
+                .chain(&lines.foreign_kinds)
                 .map(|entry| entry.referenced.line())
                 .collect()
         })

@@ -1795,3 +1795,288 @@ fn a_new_version_of_a_converting_kind_is_a_spoke_of_its_hub() {
             .contains("\"db.example.com/v2\" => write(&group::v2::Thing::from(hub)),")
     );
 }
+
+/// The CRD fixture of cert-manager's shape that `--external-crd` tests read.
+fn certificate_crd() -> String {
+    format!(
+        "{}/tests/fixtures/certificate-crd.yaml",
+        env!("CARGO_MANIFEST_DIR")
+    )
+}
+
+#[test]
+fn create_api_watches_built_in_kinds_without_types_or_crds() {
+    let project = Project::init("demo", "");
+    project.create_api("--group db --version v1 --kind Backup");
+    project.create_api("--group core --version v1 --kind ConfigMap --resource=false");
+    project.create_api("--group apps --version v1 --kind Deployment --resource=false");
+    // The core group may also be named by its empty name, as RBAC does.
+    project.create_api("--group= --version v1 --kind Namespace --resource=false");
+
+    let record = project.read("PROJECT");
+    assert!(
+        record.contains("foreignKinds:\n- origin: builtIn\n  group: \"\"\n  version: v1\n  kind: ConfigMap\n  plural: configmaps\n  namespaced: true\n"),
+        "{record}"
+    );
+    assert!(
+        record.contains("  kind: Namespace\n  plural: namespaces\n  namespaced: false\n"),
+        "{record}"
+    );
+    let config_map = project.read("src/controllers/core/config_map.rs");
+    assert!(
+        config_map
+            .contains("// +opgen:rbac:groups=\"\",resources=configmaps,verbs=get;list;watch\n")
+    );
+    assert!(config_map.contains("use ::k8s_openapi::api::core::v1 as api;"));
+    assert!(config_map.contains("const FINALIZER: bool = false;"));
+    let deployment = project.read("src/controllers/apps/deployment.rs");
+    assert!(
+        deployment
+            .contains("// +opgen:rbac:groups=apps,resources=deployments,verbs=get;list;watch\n")
+    );
+    assert!(deployment.contains("type Object = api::Deployment;"));
+    let controllers = project.read("src/controllers/mod.rs");
+    for run in [
+        "apps::deployment::run",
+        "core::config_map::run",
+        "core::namespace::run",
+        "db::backup::run",
+    ] {
+        assert!(controllers.contains(run), "{run}: {controllers}");
+    }
+    // No types, no CRD: the api crate has only the project's own group.
+    assert!(!project.root.join("api/src/core").exists());
+    assert!(!project.root.join("api/src/apps").exists());
+    assert!(!project.read("api/src/lib.rs").contains("pub mod core"));
+    assert!(
+        !project
+            .read("config/crd/kustomization.yaml")
+            .contains("configmaps")
+    );
+    // A kind that is the project's own keeps working as before.
+    project.create_api("--group db --version v1 --kind Thing --controller=false");
+    project.create_api("--group db --version v1 --kind Thing --resource=false");
+    assert!(project.root.join("src/controllers/db/thing.rs").is_file());
+}
+
+#[test]
+fn create_api_refuses_unknown_built_in_kinds_and_second_controllers() {
+    let project = Project::init("demo", "");
+    project.create_api("--group apps --version v1 --kind Deployment --resource=false");
+    let api = |flags: &str| format!("create api {flags} --resource=false");
+    let cases: Vec<(String, Vec<&str>)> = vec![
+        (
+            api("--group apps --version v1 --kind Deployments"),
+            vec!["has no kind Deployments", "Did you mean --kind Deployment?"],
+        ),
+        (
+            api("--group apps --version v1beta1 --kind StatefulSet"),
+            vec![
+                "no StatefulSet in apps/v1beta1",
+                "Did you mean apps/v1? Pass --version v1",
+            ],
+        ),
+        (
+            api("--group app --version v1 --kind StatefulSet"),
+            vec!["`app` is not an API group", "Did you mean --group apps?"],
+        ),
+        (
+            api("--group batch --version v1 --kind DaemonSet"),
+            vec!["Did you mean --group apps --version v1?"],
+        ),
+        (
+            api("--group apps --version v1 --kind Deployment"),
+            vec![
+                "Deployment of `apps` has a controller already",
+                "src/controllers/apps/deployment.rs",
+            ],
+        ),
+        (
+            api("--group apps --version v1 --kind StatefulSet --plural sets"),
+            vec![
+                "--plural does not apply to a kind this project does not own",
+                "Drop --plural",
+            ],
+        ),
+        (
+            api("--group apps --version v1 --kind StatefulSet --image mysql:8.0"),
+            vec!["--image"],
+        ),
+    ];
+    for (args, needles) in cases {
+        fails_unchanged(&project.root, &args, 1, &needles);
+    }
+
+    let namespaced = Project::init("solo", "--namespaced");
+    fails_unchanged(
+        &namespaced.root,
+        "create api --group core --version v1 --kind Namespace --resource=false",
+        1,
+        &["Namespace v1 is cluster-scoped", "cluster-wide operator"],
+    );
+}
+
+#[test]
+fn create_api_watches_a_kind_of_an_external_crd() {
+    let project = Project::init("demo", "");
+    let crd = certificate_crd();
+    project.create_api(&format!(
+        "--group cert-manager.io --version v1 --kind Certificate --resource=false --external-crd {crd}"
+    ));
+    assert_eq!(
+        project.read("config/external/certificates.cert-manager.io.yaml"),
+        std::fs::read_to_string(&crd).unwrap(),
+        "the CRD is stored as given"
+    );
+    let record = project.read("PROJECT");
+    assert!(
+        record.contains("- origin: external\n  group: cert-manager.io\n  version: v1\n  kind: Certificate\n  plural: certificates\n  namespaced: true\n  crd: config/external/certificates.cert-manager.io.yaml\n"),
+        "{record}"
+    );
+    let controller = project.read("src/controllers/cert_manager/certificate.rs");
+    assert!(controller.contains("use ::demo_api::external::cert_manager::v1 as api;"));
+    assert!(controller.contains(
+        "// +opgen:rbac:groups=cert-manager.io,resources=certificates,verbs=get;list;watch\n"
+    ));
+    let types = project.read("api/src/external/cert_manager/v1.rs");
+    assert!(types.starts_with("// Code generated by opgen. DO NOT EDIT."));
+    assert!(types.contains("pub struct CertificateSpec {"));
+    assert!(types.contains("fn a_minimal_certificate_round_trips()"));
+    assert!(
+        project
+            .read("api/src/lib.rs")
+            .contains("#[rustfmt::skip]\npub mod external;")
+    );
+    // Never the external CRD among the project's own.
+    assert!(
+        !project
+            .read("config/crd/kustomization.yaml")
+            .contains("certificates")
+    );
+}
+
+#[test]
+fn create_api_refuses_bad_external_crds() {
+    let project = Project::init("demo", "");
+    let crd = certificate_crd();
+    project.write(
+        "not-a-crd.yaml",
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: x\n",
+    );
+    let beta = std::fs::read_to_string(&crd)
+        .unwrap()
+        .replace("apiextensions.k8s.io/v1", "apiextensions.k8s.io/v1beta1");
+    project.write("beta-crd.yaml", &beta);
+    let external = |flags: &str, file: &str| {
+        format!("create api {flags} --resource=false --external-crd {file}")
+    };
+    let certificate = "--group cert-manager.io --version v1 --kind Certificate";
+    let cases: Vec<(String, Vec<&str>)> = vec![
+        (
+            external(certificate, "not-a-crd.yaml"),
+            vec![
+                "is not a CRD opgen can use",
+                "a `ConfigMap` of `v1`",
+                "apiextensions.k8s.io/v1",
+            ],
+        ),
+        (
+            external(certificate, "beta-crd.yaml"),
+            vec!["not a `CustomResourceDefinition` of `apiextensions.k8s.io/v1`"],
+        ),
+        (
+            external(certificate, "missing.yaml"),
+            vec!["cannot read --external-crd missing.yaml"],
+        ),
+        (
+            external("--group cert-manager.io --version v1 --kind Issuer", &crd),
+            vec![
+                "defines the kind Certificate, not Issuer",
+                "Pass --kind Certificate",
+            ],
+        ),
+        (
+            external(
+                "--group cert-manager.io --version v2 --kind Certificate",
+                &crd,
+            ),
+            vec!["in version(s) v1, not v2"],
+        ),
+        (
+            format!("create api {certificate} --external-crd {crd}"),
+            vec![
+                "--external-crd describes a kind of another project",
+                "Add --resource=false",
+            ],
+        ),
+        (
+            external(
+                "--group certmanager.io --version v1 --kind Certificate",
+                &crd,
+            ),
+            vec![
+                "defines group `cert-manager.io`",
+                "Pass --group cert-manager.io",
+            ],
+        ),
+    ];
+    for (args, needles) in cases {
+        fails_unchanged(&project.root, &args, 1, &needles);
+    }
+    project.create_api(&external(certificate, &crd)["create api ".len()..]);
+    fails_unchanged(
+        &project.root,
+        &external(certificate, &crd),
+        1,
+        &["Certificate of `cert-manager.io` has a controller already"],
+    );
+}
+
+#[test]
+fn project_refuses_a_built_in_kind_edited_out_of_kubernetes_shape() {
+    let project = Project::init("demo", "");
+    project.create_api("--group apps --version v1 --kind Deployment --resource=false");
+    let edited = project
+        .read("PROJECT")
+        .replace("plural: deployments", "plural: deploys");
+    project.write("PROJECT", &edited);
+    let line = edited
+        .lines()
+        .position(|l| l == "- origin: builtIn")
+        .unwrap()
+        + 1;
+    fails_unchanged(
+        &project.root,
+        "create api --group db --version v1 --kind Thing",
+        1,
+        &[
+            &format!(
+                "PROJECT:{line}: the plural of the built-in Deployment is `deployments`, not `deploys`"
+            ),
+            "Set `plural: deployments`",
+        ],
+    );
+}
+
+#[test]
+fn a_stored_external_crd_must_keep_defining_its_kind() {
+    let project = Project::init("demo", "");
+    let crd = certificate_crd();
+    project.create_api(&format!(
+        "--group cert-manager.io --version v1 --kind Certificate --resource=false --external-crd {crd}"
+    ));
+    let stored = "config/external/certificates.cert-manager.io.yaml";
+    let other = project
+        .read(stored)
+        .replace("kind: Certificate\n", "kind: Issuer\n");
+    project.write(stored, &other);
+    fails_unchanged(
+        &project.root,
+        "generate manifests",
+        1,
+        &[
+            "config/external/certificates.cert-manager.io.yaml defines Issuer of `cert-manager.io`, but PROJECT has it for Certificate",
+            "Put back the CRD of Certificate",
+        ],
+    );
+}

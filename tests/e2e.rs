@@ -15,6 +15,8 @@
 //! dependencies are compiled once per Kubernetes version feature, not once per scenario.
 
 mod common;
+#[path = "e2e/foreign_kinds.rs"]
+mod foreign_kinds;
 #[path = "e2e/integration_tests.rs"]
 mod integration_tests;
 #[path = "e2e/manifests.rs"]

@@ -158,7 +158,12 @@ fn generated_files_are_rustfmt_clean_with_kinds_present() {
     files.extend(manager_files);
     // rustfmt follows `mod` lines into the kinds' files, which are scaffolded (formatted with
     // the project's configuration when written): they are emptied, to check only the rest.
-    for dir in ["api/src", "src/controllers", "src/webhooks", "tests/integration"] {
+    for dir in [
+        "api/src",
+        "src/controllers",
+        "src/webhooks",
+        "tests/integration",
+    ] {
         for entry in walkdir::WalkDir::new(project.root.join(dir)) {
             let entry = entry.unwrap();
             let relative = entry.path().strip_prefix(&project.root).unwrap();

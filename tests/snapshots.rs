@@ -138,6 +138,31 @@ fn create_api_operand_on_a_statefulset() {
     );
 }
 
+#[test]
+fn create_api_built_in_kind() {
+    snapshot_create_api(
+        "api_built_in",
+        &[
+            "--group db --version v1 --kind Backup",
+            "--group core --version v1 --kind ConfigMap --resource=false",
+        ],
+    );
+}
+
+#[test]
+fn create_api_external_crd() {
+    let crd = format!(
+        "{}/tests/fixtures/certificate-crd.yaml",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    snapshot_create_api(
+        "api_external_crd",
+        &[&format!(
+            "--group cert-manager.io --version v1 --kind Certificate --resource=false --external-crd {crd}"
+        )],
+    );
+}
+
 /// Snapshots the bundle (and `config/olm`, `config/manifests`) of a project made with
 /// `init_args`, with a plain two-version kind and two operand kinds.
 fn snapshot_bundle(scenario: &str, init_args: &str) {

@@ -1,4 +1,8 @@
-//! `opgen create api`: adds a kind (or a version of one) and its controller.
+//! `opgen create api`: adds a kind (or a version of one) and its controller, or a controller
+//! for a kind the project does not own (`foreign`).
+
+mod external;
+mod foreign;
 
 use anyhow::bail;
 
@@ -16,14 +20,46 @@ use crate::{
 pub fn run(args: CreateApiArgs, shell: &mut Shell) -> anyhow::Result<()> {
     let (root, _lock, project) = super::find_project(shell)?;
     let prompter = Prompter::new(args.write.yes);
-    let (group, version, kind) = super::kind_of(
+    // Words as given: a kind the project does not own may be in a group such as `core`.
+    let (group, version, kind): (String, String, String) = super::kind_of(
         &prompter,
         args.group.clone(),
         args.version.clone(),
         args.kind.clone(),
     )?;
 
+    if args.external_crd.is_some() && args.resource != Some(false) {
+        bail!(
+            "--external-crd describes a kind of another project, whose types opgen generates from that CRD\n\nAdd --resource=false"
+        );
+    }
     let interrupt = Interrupt::catch_signals()?;
+    if foreign::is_foreign(&project, &group, &kind, &args) {
+        let change = foreign::plan(&project, &group, &version, &kind, &args)?;
+        let (files, formatted) = scaffold::foreign_files(
+            &change.project,
+            &change.foreign,
+            change.stored,
+            &root,
+            &interrupt,
+        )?;
+        let next_steps = format!(
+            "\nNext steps:\n  edit {} to write your reconcile logic\n  make manifests   # regenerate the RBAC from the code\n  make test\n",
+            change.foreign.controller_file()
+        );
+        return finish(
+            (&root, files),
+            formatted,
+            &args,
+            shell,
+            &interrupt,
+            Vec::new(),
+            &next_steps,
+        );
+    }
+    let group: Group = group.parse()?;
+    let version: Version = version.parse()?;
+    let kind: Kind = kind.parse()?;
     let change = plan_resource(&project, group, version, kind, &args, &prompter)?;
     let (files, formatted) = scaffold::resource_files(
         &change.project,
@@ -32,6 +68,36 @@ pub fn run(args: CreateApiArgs, shell: &mut Shell) -> anyhow::Result<()> {
         &root,
         &interrupt,
     )?;
+    // Said once, when `--image` makes the kind an operand; later versions share its operand.
+    let warnings = change
+        .resource
+        .operand
+        .as_ref()
+        .filter(|_| args.image.is_some())
+        .map(|operand| operand_warnings(operand, &change.resource.controller_file()))
+        .unwrap_or_default();
+    finish(
+        (&root, files),
+        formatted,
+        &args,
+        shell,
+        &interrupt,
+        warnings,
+        &next_steps(&change),
+    )
+}
+
+/// Writes the planned files in the project at `root` (or shows them, with `--dry-run`), then
+/// the warnings and the next steps.
+fn finish(
+    (root, files): (&std::path::Path, Vec<crate::plan::PlannedFile>),
+    formatted: bool,
+    args: &CreateApiArgs,
+    shell: &mut Shell,
+    interrupt: &Interrupt,
+    warnings: Vec<String>,
+    next_steps: &str,
+) -> anyhow::Result<()> {
     if !formatted {
         shell.note("rustfmt was not found: run `cargo fmt` once it is installed");
     }
@@ -40,21 +106,13 @@ pub fn run(args: CreateApiArgs, shell: &mut Shell) -> anyhow::Result<()> {
     } else {
         OnConflict::Refuse
     };
-    let plan = Plan::new(&root, files, on_conflict)?;
-    super::write(&plan, args.write.dry_run, shell, &interrupt)?;
-    // Said once, when `--image` makes the kind an operand; later versions share its operand.
-    if let Some(operand) = change
-        .resource
-        .operand
-        .as_ref()
-        .filter(|_| args.image.is_some())
-    {
-        for warning in operand_warnings(operand, &change.resource.controller_file()) {
-            shell.warn(&warning);
-        }
+    let plan = Plan::new(root, files, on_conflict)?;
+    super::write(&plan, args.write.dry_run, shell, interrupt)?;
+    for warning in &warnings {
+        shell.warn(warning);
     }
     if !args.write.dry_run {
-        shell.hint(&next_steps(&change));
+        shell.hint(next_steps);
     }
     Ok(())
 }

@@ -39,13 +39,19 @@ pub fn find_project(shell: &mut Shell) -> anyhow::Result<(PathBuf, ProjectLock, 
 }
 
 /// The group, version and kind of `--group`, `--version` and `--kind`, asked for on a terminal
-/// when missing.
-pub fn kind_of(
+/// when missing, as `G`, `V` and `K`: the model's types, or the words as given when they may
+/// name a kind the project does not own (`create api --resource=false`).
+pub fn kind_of<G, V, K>(
     prompter: &crate::prompt::Prompter,
     group: Option<String>,
     version: Option<String>,
     kind: Option<String>,
-) -> anyhow::Result<(Group, Version, Kind)> {
+) -> anyhow::Result<(G, V, K)>
+where
+    G: std::str::FromStr<Err: std::fmt::Display + std::error::Error + Send + Sync + 'static>,
+    V: std::str::FromStr<Err: std::fmt::Display + std::error::Error + Send + Sync + 'static>,
+    K: std::str::FromStr<Err: std::fmt::Display + std::error::Error + Send + Sync + 'static>,
+{
     let group = prompter.value(group, "--group", "API group (without the domain)", None)?;
     let version = prompter.value(version, "--version", "API version", None)?;
     let kind = prompter.value(kind, "--kind", "Kind (PascalCase)", None)?;

@@ -18,6 +18,11 @@ impl KubernetesVersion {
     pub fn feature(self) -> String {
         format!("v1_{}", self.minor)
     }
+
+    /// The minor version: 33 for 1.33.
+    pub fn minor(self) -> u32 {
+        self.minor
+    }
 }
 
 /// The oldest supported version is the default: it gives the widest compatibility, because

@@ -2,8 +2,11 @@
 //! these types exactly once, and every derived name (plural, module, file, RBAC resource, CRD
 //! name) is a method here, so that all generated files agree with each other.
 
+mod built_in_kind;
 pub(crate) mod dns;
 mod domain;
+mod external_crd;
+mod foreign_kind;
 mod group;
 mod image;
 mod kind;
@@ -20,7 +23,10 @@ mod rust_ident;
 mod version;
 mod webhooks;
 
+pub use built_in_kind::{BuiltInKind, UnknownBuiltIn, core_group};
 pub use domain::Domain;
+pub use external_crd::{CrdVersion, ExternalCrd};
+pub use foreign_kind::{ApiGroup, ForeignKind, ForeignKindName, Origin};
 pub use group::Group;
 pub use image::ImageRef;
 pub use kind::Kind;
@@ -33,6 +39,7 @@ pub use opgen_version::{NewerProject, OpgenVersion};
 pub use project_name::ProjectName;
 pub use resource::Resource;
 pub use resource_name::ResourceName;
+pub use rust_ident::is_keyword as is_rust_keyword;
 pub use version::Version;
 pub use webhooks::Webhooks;
 

@@ -12,7 +12,8 @@ use crate::model::{Operand, Resource};
 /// The longest DNS-1123 subdomain, which CRD names and API groups are.
 const MAX_SUBDOMAIN: usize = 253;
 
-/// A broken rule, and the resource (by index in `PROJECT`'s list) that breaks it.
+/// A broken rule, and the entry that breaks it: its index in `PROJECT`'s `resources`, or past
+/// them, in `foreignKinds` (see `foreign_rules`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Violation {
     pub resource: usize,

@@ -2,6 +2,9 @@
 //! generated files that are rebuilt from `PROJECT` after every change to it.
 
 mod cargo_toml;
+mod crd_types;
+mod external_types;
+mod foreign_values;
 mod kustomization;
 mod rust;
 mod rust_order;
@@ -12,7 +15,7 @@ use std::path::Path;
 
 use crate::{
     interrupt::Interrupt,
-    model::Resource,
+    model::{ForeignKind, Resource},
     plan::{Owner, PlannedFile},
     project::{self, Project},
     rustfmt,
@@ -28,7 +31,11 @@ use values::{KindValues, ProjectValues, ResourceValues};
 /// `cargo new`. `tests/formatting.rs` checks this for the shortest and longest names.
 pub fn init_files(project: &Project) -> anyhow::Result<Vec<PlannedFile>> {
     let mut files = project_files(project)?;
-    files.extend(render_generated(project)?);
+    let stored = external_types::StoredCrds {
+        root: Path::new("."),
+        pending: &[],
+    };
+    files.extend(render_generated(project, &stored)?);
     Ok(files)
 }
 
@@ -39,7 +46,8 @@ pub fn generated_files(
     root: &Path,
     interrupt: &Interrupt,
 ) -> anyhow::Result<Vec<PlannedFile>> {
-    let mut files = render_generated(project)?;
+    let stored = external_types::StoredCrds { root, pending: &[] };
+    let mut files = render_generated(project, &stored)?;
     rustfmt::format(&mut files, root, interrupt)?;
     Ok(files)
 }
@@ -72,7 +80,10 @@ fn project_files(project: &Project) -> anyhow::Result<Vec<PlannedFile>> {
 
 /// The files opgen owns, rebuilt from `PROJECT`: the api crate's module tree and CRD list,
 /// the controllers' module tree, and the kustomizations that list per-kind files.
-fn render_generated(project: &Project) -> anyhow::Result<Vec<PlannedFile>> {
+fn render_generated(
+    project: &Project,
+    stored: &external_types::StoredCrds,
+) -> anyhow::Result<Vec<PlannedFile>> {
     let templates = Templates::get();
     let values = ProjectValues::new(project);
     let mut files = vec![PlannedFile::new(
@@ -101,11 +112,13 @@ fn render_generated(project: &Project) -> anyhow::Result<Vec<PlannedFile>> {
             group,
             version: None,
         };
-        files.push(PlannedFile::new(
-            format!("api/src/{}/mod.rs", group.module),
-            templates.render("group/api_group_mod.rs", &group_values)?,
-            Owner::Generated,
-        ));
+        if !group.versions.is_empty() {
+            files.push(PlannedFile::new(
+                format!("api/src/{}/mod.rs", group.module),
+                templates.render("group/api_group_mod.rs", &group_values)?,
+                Owner::Generated,
+            ));
+        }
         for version in &group.versions {
             let version_values = GroupFile {
                 version: Some(version),
@@ -125,6 +138,7 @@ fn render_generated(project: &Project) -> anyhow::Result<Vec<PlannedFile>> {
             ));
         }
     }
+    files.extend(external_types::files(project, stored)?);
     files.extend(render_webhook_machinery(&values)?);
     Ok(files)
 }
@@ -199,7 +213,10 @@ pub fn resource_files(
     if parts.types && spoke {
         files.push(render_conversion_file(project, resource)?);
     }
-    files.extend(render_generated(project)?);
+    files.extend(render_generated(
+        project,
+        &external_types::StoredCrds { root, pending: &[] },
+    )?);
     let formatted = rustfmt::format(&mut files, root, interrupt)?;
     Ok((files, formatted))
 }
@@ -245,7 +262,10 @@ pub fn webhook_files(
         ));
     }
     files.extend(render_webhook_config(project, &files, root)?);
-    files.extend(render_generated(project)?);
+    files.extend(render_generated(
+        project,
+        &external_types::StoredCrds { root, pending: &[] },
+    )?);
     let formatted = rustfmt::format(&mut files, root, interrupt)?;
     Ok((files, formatted))
 }
@@ -275,6 +295,9 @@ pub fn scaffolded_files(
         {
             files.push(render_conversion_file(project, resource)?);
         }
+    }
+    for foreign in &project.foreign_kinds {
+        files.push(render_foreign_controller(project, foreign)?);
     }
     let formatted = rustfmt::format(&mut files, root, interrupt)?;
     Ok((files, formatted))
@@ -380,6 +403,48 @@ fn render_conversion_file(project: &Project, spoke: &Resource) -> anyhow::Result
     let contents = Templates::get().render("webhook/conversion.rs", &values)?;
     Ok(PlannedFile::new(
         spoke.conversion_file(),
+        contents,
+        Owner::Scaffolded,
+    ))
+}
+
+/// Everything `create api` writes for a kind the project watches without owning it: the
+/// kind's controller, `stored` (the copy of an external CRD), and the generated files of the
+/// updated project. The second value is as for [`resource_files`].
+pub fn foreign_files(
+    project: &Project,
+    foreign: &ForeignKind,
+    stored: Vec<PlannedFile>,
+    root: &Path,
+    interrupt: &Interrupt,
+) -> anyhow::Result<(Vec<PlannedFile>, bool)> {
+    let mut files = vec![render_foreign_controller(project, foreign)?];
+    let generated = render_generated(
+        project,
+        &external_types::StoredCrds {
+            root,
+            pending: &stored,
+        },
+    )?;
+    files.extend(stored);
+    files.extend(generated);
+    let formatted = rustfmt::format(&mut files, root, interrupt)?;
+    Ok((files, formatted))
+}
+
+/// The scaffolded controller of a foreign kind, as rendered.
+fn render_foreign_controller(
+    project: &Project,
+    foreign: &ForeignKind,
+) -> anyhow::Result<PlannedFile> {
+    let project_values = ProjectValues::new(project);
+    let values = foreign_values::ForeignControllerValues {
+        project: &project_values,
+        kind: foreign_values::ForeignKindValues::new(project, foreign),
+    };
+    let contents = Templates::get().render("foreign/controller.rs", &values)?;
+    Ok(PlannedFile::new(
+        foreign.controller_file(),
         contents,
         Owner::Scaffolded,
     ))

@@ -51,6 +51,8 @@ pub struct ProjectValues {
     pub controllers: Vec<String>,
     /// The webhooks (`create webhook`).
     pub webhooks: super::webhook_values::WebhooksValues,
+    /// The api crate has the `external` module: types of other projects' CRDs.
+    pub external_types: bool,
 }
 
 /// One kind, whatever its number of versions.
@@ -195,7 +197,8 @@ impl ProjectValues {
             .filter(|k| k.controller_version.is_some())
             .map(|k| format!("{}::{}", k.group_module, k.module))
             .collect();
-        controllers.sort();
+        let mut groups = groups(project);
+        super::foreign_values::add_controllers(project, &mut groups, &mut controllers);
         Self {
             name: name.to_string(),
             api_crate: name.api_crate(),
@@ -232,9 +235,13 @@ impl ProjectValues {
             system_namespace: name.system_namespace(),
             version: FIRST_VERSION,
             kinds,
-            groups: groups(project),
+            groups,
             controllers,
             webhooks: super::webhook_values::WebhooksValues::new(project),
+            external_types: project
+                .foreign_kinds
+                .iter()
+                .any(|f| f.origin == crate::model::Origin::External),
         }
     }
 }

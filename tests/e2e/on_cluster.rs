@@ -237,7 +237,7 @@ fn install_crds(kubectl: &Kubectl, setup: &Setup, crds: &[Crd]) {
 
 /// The rendered `config/default` but the manager's Deployment (no pod runs here: the test
 /// runs the manager itself): namespace, service account, roles and bindings.
-fn install_rbac(kubectl: &Kubectl, setup: &Setup) {
+pub(crate) fn install_rbac(kubectl: &Kubectl, setup: &Setup) {
     let rendered = kubectl.ok(&["kustomize", path(&setup.root().join("config/default"))]);
     let manifest = without_kind(&rendered, "Deployment");
     kubectl
@@ -307,7 +307,7 @@ fn reject_invalid_objects(kubectl: &Kubectl, namespace: &str, crds: &[Crd], samp
 /// target directory, which another checkout's tests may rebuild at any moment with a project of
 /// the same name. Not rebuilt with `cargo build --bin`: without the dev-dependencies, features
 /// unify differently and half the dependencies would be compiled again.
-fn manager_binary(setup: &Setup) -> PathBuf {
+pub(crate) fn manager_binary(setup: &Setup) -> PathBuf {
     let built = setup.target_dir.join("debug").join(setup.name);
     let copy = setup
         .project
@@ -321,7 +321,7 @@ fn manager_binary(setup: &Setup) -> PathBuf {
 
 /// The manager's service account, as its Deployment would give it: a kubeconfig with a
 /// token of `kubectl create token`.
-fn manager_identity(cluster: &ControlPlane, setup: &Setup, binary: &Path) -> Launch {
+pub(crate) fn manager_identity(cluster: &ControlPlane, setup: &Setup, binary: &Path) -> Launch {
     let token = cluster.admin().ok(&[
         "create",
         "token",
@@ -341,7 +341,7 @@ fn manager_identity(cluster: &ControlPlane, setup: &Setup, binary: &Path) -> Lau
     }
 }
 
-fn start_manager(manager: &Launch, identity: &str, setup: &Setup) -> Operator {
+pub(crate) fn start_manager(manager: &Launch, identity: &str, setup: &Setup) -> Operator {
     let launch = Launch {
         identity: identity.to_owned(),
         ..manager.clone()

@@ -1,0 +1,216 @@
+//! The rules of `PROJECT`'s `foreignKinds`, the kinds the project watches without owning them,
+//! checked with the other rules (`rules`) whenever `PROJECT` is read or about to be written.
+//!
+//! A built-in kind must be one the project's Kubernetes version serves, as k8s-openapi has it
+//! (the generated code names its type); an external kind must come from a stored CRD; and no
+//! kind may have two controllers, or a controller file or types module another kind has.
+
+use super::{Project, Violation};
+use crate::model::{BuiltInKind, ForeignKind, Origin};
+
+/// The first rule a foreign kind breaks. The violation's index counts the owned resources
+/// first, then the foreign kinds, as `PROJECT` lists them.
+pub fn check(project: &Project) -> Result<(), Violation> {
+    for (index, foreign) in project.foreign_kinds.iter().enumerate() {
+        let earlier = &project.foreign_kinds[..index];
+        check_one(project, foreign, earlier).map_err(|message| Violation {
+            resource: project.resources.len() + index,
+            message,
+        })?;
+    }
+    Ok(())
+}
+
+fn check_one(
+    project: &Project,
+    foreign: &ForeignKind,
+    earlier: &[ForeignKind],
+) -> Result<(), String> {
+    let kind = &foreign.kind;
+    let api_version = foreign.api_version();
+    match (foreign.origin, &foreign.crd) {
+        (Origin::BuiltIn, None) => check_built_in(project, foreign)?,
+        (Origin::External, Some(crd))
+            if crd.starts_with("config/external/") && crd.ends_with(".yaml") => {}
+        (Origin::BuiltIn, Some(_)) => {
+            return Err(format!(
+                "{kind} {api_version} is built in (`origin: builtIn`), so it has no `crd`\n\nRemove `crd`, or make it `origin: external`"
+            ));
+        }
+        (Origin::External, _) => {
+            return Err(format!(
+                "{kind} {api_version} is external (`origin: external`), so `crd` must name its stored CRD under config/external/ (a .yaml file)\n\nAdd it again with `opgen create api --resource=false --external-crd <file>`"
+            ));
+        }
+    }
+    if !foreign.namespaced && project.namespaced() {
+        return Err(format!(
+            "{kind} {api_version} is cluster-scoped, but the operator is namespaced (`operatorScope: namespace`): it watches one namespace with a Role, and a Role cannot grant access to cluster-scoped objects\n\nWatch {kind} from a cluster-wide operator"
+        ));
+    }
+    if let Some(twin) = earlier.iter().find(|other| other.same_kind(foreign)) {
+        return Err(format!(
+            "{kind} of `{}` has a controller already (it watches {}); one controller runs per kind\n\nEdit {} instead",
+            foreign.group.shown(),
+            twin.api_version(),
+            twin.controller_file()
+        ));
+    }
+    let file = foreign.controller_file();
+    let owned_files = project
+        .resources
+        .iter()
+        .filter(|r| r.controller)
+        .map(|r| r.controller_file());
+    let foreign_files = earlier.iter().map(ForeignKind::controller_file);
+    if owned_files.chain(foreign_files).any(|other| other == file) {
+        return Err(format!(
+            "the controller of {kind} {api_version} would be {file}, which another kind's controller is\n\nA project cannot watch two kinds of the same name from groups that start alike"
+        ));
+    }
+    if foreign.origin == Origin::External {
+        let qualified = foreign.group.as_str();
+        if project
+            .resources
+            .iter()
+            .any(|r| r.qualified_group(&project.domain) == qualified)
+        {
+            return Err(format!(
+                "the group `{qualified}` of {kind} is this project's own; its kinds are made with `opgen create api`, not from an external CRD"
+            ));
+        }
+        if let Some(other) = earlier.iter().find(|other| {
+            other.origin == Origin::External
+                && other.group != foreign.group
+                && other.group.module() == foreign.group.module()
+        }) {
+            return Err(format!(
+                "the external groups `{}` and `{qualified}` would share the api crate's module `external::{}`\n\nA project can use only one of them",
+                other.group,
+                foreign.group.module()
+            ));
+        }
+        if project
+            .resources
+            .iter()
+            .any(|r| r.group.module() == "external")
+        {
+            return Err(format!(
+                "{kind} {api_version} needs the api crate's module `external`, which this project's group `external` has"
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// A built-in kind must be one that Kubernetes serves at the project's version, with its
+/// plural and scope.
+fn check_built_in(project: &Project, foreign: &ForeignKind) -> Result<(), String> {
+    let found = BuiltInKind::find(
+        foreign.group.as_str(),
+        foreign.version.as_str(),
+        foreign.kind.as_str(),
+        project.kubernetes_version,
+    )
+    .map_err(|unknown| unknown.to_string())?;
+    let kind = &foreign.kind;
+    if found.plural != foreign.plural {
+        return Err(format!(
+            "the plural of the built-in {kind} is `{}`, not `{}`\n\nSet `plural: {}`",
+            found.plural, foreign.plural, found.plural
+        ));
+    }
+    if found.namespaced != foreign.namespaced {
+        return Err(format!(
+            "the built-in {kind} is {}, so `namespaced: {}`\n\nSet `namespaced: {}`",
+            if found.namespaced {
+                "namespaced"
+            } else {
+                "cluster-scoped"
+            },
+            found.namespaced,
+            found.namespaced
+        ));
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{model::Resource, project::Scope};
+
+    fn project(foreign: Vec<ForeignKind>) -> Project {
+        let mut project = Project::for_test("demo", Scope::Cluster);
+        project.foreign_kinds = foreign;
+        project
+    }
+
+    fn message(project: &Project) -> String {
+        check(project).unwrap_err().message
+    }
+
+    #[test]
+    fn built_in_kinds_of_the_project_version_pass() {
+        let project = project(vec![
+            ForeignKind::built_in_for_test("", "v1", "ConfigMap"),
+            ForeignKind::built_in_for_test("apps", "v1", "Deployment"),
+            ForeignKind::built_in_for_test("", "v1", "Namespace"),
+        ]);
+        assert_eq!(check(&project), Ok(()));
+    }
+
+    #[test]
+    fn a_built_in_kind_must_match_kubernetes() {
+        let mut wrong = ForeignKind::built_in_for_test("apps", "v1", "Deployment");
+        wrong.plural = "deploys".to_owned();
+        assert!(message(&project(vec![wrong])).contains("`deployments`, not `deploys`"));
+        let mut wrong = ForeignKind::built_in_for_test("", "v1", "Namespace");
+        wrong.namespaced = true;
+        assert!(message(&project(vec![wrong])).contains("Set `namespaced: false`"));
+        let mut unknown = ForeignKind::built_in_for_test("apps", "v1", "Deployment");
+        unknown.version = "v1beta1".parse().unwrap();
+        assert!(message(&project(vec![unknown])).contains("Did you mean apps/v1?"));
+    }
+
+    #[test]
+    fn one_controller_per_kind() {
+        let first = ForeignKind::built_in_for_test("apps", "v1", "Deployment");
+        let violation = check(&project(vec![first.clone(), first])).unwrap_err();
+        assert_eq!(violation.resource, 1);
+        assert!(
+            violation.message.contains("has a controller already"),
+            "{}",
+            violation.message
+        );
+    }
+
+    #[test]
+    fn a_controller_file_is_one_kinds() {
+        let mut project = project(vec![ForeignKind::built_in_for_test(
+            "apps",
+            "v1",
+            "Deployment",
+        )]);
+        project
+            .resources
+            .push(Resource::for_test("apps", "v1", "Deployment"));
+        assert!(message(&project).contains("src/controllers/apps/deployment.rs"));
+    }
+
+    #[test]
+    fn cluster_scoped_kinds_need_a_cluster_wide_operator() {
+        let mut project = project(vec![ForeignKind::built_in_for_test("", "v1", "Namespace")]);
+        project.operator_scope = Scope::Namespace;
+        assert!(message(&project).contains("Watch Namespace from a cluster-wide operator"));
+    }
+
+    #[test]
+    fn an_external_kind_names_its_stored_crd() {
+        let mut external = ForeignKind::built_in_for_test("apps", "v1", "Deployment");
+        external.origin = Origin::External;
+        assert!(message(&project(vec![external.clone()])).contains("--external-crd"));
+        external.crd = Some("config/external/deployments.apps.yaml".to_owned());
+        assert_eq!(check(&project(vec![external])), Ok(()));
+    }
+}

@@ -16,7 +16,7 @@ use crate::{
     apply,
     interrupt::Interrupt,
     lock::ProjectLock,
-    model::{Group, Kind, OpgenVersion, Version},
+    model::OpgenVersion,
     plan::{Action, Plan},
     project::Project,
     shell::Shell,

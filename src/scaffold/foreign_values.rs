@@ -93,6 +93,7 @@ pub fn add_controllers(
                 module,
                 versions: Vec::new(),
                 controllers: vec![foreign.module()],
+                integration_tests: Vec::new(),
             }),
         }
     }

@@ -163,6 +163,8 @@ pub struct GroupValues {
     pub versions: Vec<GroupVersionValues>,
     /// Kinds of the group that have a controller, by module.
     pub controllers: Vec<String>,
+    /// Kinds of the group with an integration test: those it owns that have a controller.
+    pub integration_tests: Vec<String>,
 }
 
 #[derive(Debug, Serialize)]
@@ -410,6 +412,7 @@ fn groups(project: &Project) -> Vec<GroupValues> {
                         }
                     })
                     .collect(),
+                integration_tests: controllers.clone(),
                 controllers,
                 group: group.to_string(),
             }

@@ -25,13 +25,15 @@ use std::{
 
 use indicatif::{ProgressBar, ProgressStyle};
 
+use super::{cargo_metadata, target_lock::TargetLock};
 use crate::{
     interrupt::{self, Interrupt, Interrupted},
     project::Project,
     shell::Shell,
 };
 
-/// The api crate's binary that prints every CRD.
+/// The api crate's binary that prints every CRD, in a project made before opgen named it after
+/// the project (see [`cargo_metadata`]).
 pub const BINARY: &str = "crdgen";
 
 /// How cargo's messages reach the user.
@@ -63,20 +65,32 @@ pub enum CrdgenError {
     Interrupted(#[source] Interrupted),
 }
 
-/// Builds and runs crdgen in the project at `root`, and returns its standard output.
+/// Builds and runs crdgen in the project at `root`, and returns its standard output. Holds the
+/// lock of the project's target directory meanwhile (see [`TargetLock`]).
 pub fn run(
     root: &Path,
     project: &Project,
-    shell: &Shell,
+    shell: &mut Shell,
     interrupt: &Interrupt,
 ) -> Result<String, CrdgenError> {
+    let api = project.project_name.api_crate();
+    let build = cargo_metadata::read(root, &api, interrupt).map_err(CrdgenError::Interrupted)?;
+    let binary = build
+        .as_ref()
+        .and_then(|build| build.crdgen.clone())
+        .unwrap_or_else(|| BINARY.to_owned());
+    let _lock = match &build {
+        Some(build) => TargetLock::acquire(&build.target_directory, shell, interrupt)
+            .map_err(CrdgenError::Interrupted)?,
+        None => None,
+    };
     let progress = if shell.shows_progress() {
         Progress::Spinner
     } else {
         Progress::Plain
     };
     execute(
-        command(root, project, progress, shell.colors()),
+        command(root, project, &binary, progress, shell.colors()),
         progress,
         interrupt,
     )
@@ -85,13 +99,19 @@ pub fn run(
 /// The cargo command that builds and runs crdgen, colouring its messages when `color` says.
 /// No `--locked`: a project may not have a lockfile yet, and the build would then create it,
 /// as any `cargo build` does.
-pub fn command(root: &Path, project: &Project, progress: Progress, color: bool) -> Command {
+pub fn command(
+    root: &Path,
+    project: &Project,
+    binary: &str,
+    progress: Progress,
+    color: bool,
+) -> Command {
     let mut command = Command::new("cargo");
     command
         .current_dir(root)
         .args(["run", "--package"])
         .arg(project.project_name.api_crate())
-        .args(["--bin", BINARY]);
+        .args(["--bin", binary]);
     if progress == Progress::Plain {
         command.arg("--quiet");
     }
@@ -243,18 +263,24 @@ mod tests {
     #[test]
     fn runs_the_api_crates_crdgen_in_the_project() {
         let root = Path::new("projects/demo-operator");
-        let plain = command(root, &project(), Progress::Plain, false);
+        let plain = command(
+            root,
+            &project(),
+            "demo-operator-crdgen",
+            Progress::Plain,
+            false,
+        );
         assert_eq!(
             display(&plain),
-            "cargo run --package demo-operator-api --bin crdgen --quiet --color=never"
+            "cargo run --package demo-operator-api --bin demo-operator-crdgen --quiet --color=never"
         );
         assert_eq!(plain.get_current_dir(), Some(root));
-        let spinner = command(root, &project(), Progress::Spinner, true);
+        let spinner = command(root, &project(), BINARY, Progress::Spinner, true);
         assert_eq!(
             display(&spinner),
             "cargo run --package demo-operator-api --bin crdgen --color=always"
         );
-        let spinner = command(root, &project(), Progress::Spinner, false);
+        let spinner = command(root, &project(), BINARY, Progress::Spinner, false);
         assert!(display(&spinner).ends_with("--color=never"));
     }
 

@@ -1,10 +1,12 @@
 //! `generate manifests`' outputs: CRDs from the api crate's `crdgen`, and the manager role
 //! from the controllers' `+opgen:rbac` markers.
 
+pub mod cargo_metadata;
 pub mod crdgen;
 pub mod crds;
 pub mod markers;
 pub mod rbac;
+pub mod target_lock;
 pub mod webhooks;
 
 use crate::{

@@ -46,6 +46,8 @@ fn run(dir: &Path, command_line: &str, success: bool) -> Output {
         .args(words)
         .current_dir(dir)
         .env("CARGO_TARGET_DIR", shared_target_dir())
+        // Each generated project is built once: incremental state would only fill the disk.
+        .env("CARGO_INCREMENTAL", "0")
         .env("CARGO_TERM_COLOR", "never")
         .output()
         .unwrap_or_else(|err| panic!("cannot run {program}: {err}"));

@@ -50,6 +50,7 @@ fn integration_tests(root: &Path, name: &str, assets: Option<&Path>) -> Output {
         .arg("test-integration")
         .current_dir(root)
         .env("CARGO_TARGET_DIR", shared_target_dir())
+        .env("CARGO_INCREMENTAL", "0")
         .env("CARGO_TERM_COLOR", "never");
     match assets {
         Some(assets) => command.env("KUBEBUILDER_ASSETS", assets),

@@ -509,7 +509,8 @@ fn namespaced_operator_on_the_newest_kubernetes() {
 
 /// Kinds and groups named like what the generated code uses (kube's and k8s-openapi's types,
 /// the runtime's, Rust's prelude, the crates the project depends on, a keyword, `rustfmt`),
-/// plain and operand: the project builds, passes its tests and lints, and renders. One
+/// plain and operand, with admission and conversion webhooks: the project builds, passes its
+/// tests and lints, and renders. One
 /// project on the default Kubernetes version, without a cluster, to keep it quick.
 #[test]
 fn names_that_clash_with_the_generated_code() {
@@ -531,9 +532,19 @@ fn names_that_clash_with_the_generated_code() {
         "--group http --version v1 --kind Option".to_owned(),
         format!("--group http --version v1 --kind Service {statefulset}"),
         "--group rustfmt --version v1 --kind Default".to_owned(),
+        "--group rustfmt --version v2 --kind Default".to_owned(),
         "--group type --version v1 --kind Match".to_owned(),
     ] {
         project.create_api(&args);
+    }
+    // Webhooks too: admission for a kind named like a prelude type and for an operand, and a
+    // conversion through the hub in the group named like rustfmt's attributes.
+    for args in [
+        "--group http --version v1 --kind Option --defaulting --validation",
+        "--group kube --version v1 --kind Probe --validation",
+        "--group rustfmt --version v1 --kind Default --conversion",
+    ] {
+        run(root, &format!("opgen create webhook {args}"), true);
     }
     run(root, "opgen generate manifests", true);
     build_test_lint(root);

@@ -95,7 +95,7 @@ mod tests {
 
     fn metadata(bin: &str) -> serde_json::Value {
         json!({
-            "target_directory": "/work/target",
+            "target_directory": "/home/dev/demo/target",
             "packages": [
                 { "name": "demo", "targets": [
                     { "kind": ["bin"], "name": "demo", "src_path": "/p/src/main.rs" },
@@ -111,7 +111,7 @@ mod tests {
     #[test]
     fn finds_the_target_directory_and_the_name_of_crdgen() {
         let info = parse(&metadata("demo-crdgen"), "demo-api").unwrap();
-        assert_eq!(info.target_directory, PathBuf::from("/work/target"));
+        assert_eq!(info.target_directory, PathBuf::from("/home/dev/demo/target"));
         assert_eq!(info.crdgen.as_deref(), Some("demo-crdgen"));
     }
 

@@ -111,7 +111,10 @@ mod tests {
     #[test]
     fn finds_the_target_directory_and_the_name_of_crdgen() {
         let info = parse(&metadata("demo-crdgen"), "demo-api").unwrap();
-        assert_eq!(info.target_directory, PathBuf::from("/home/dev/demo/target"));
+        assert_eq!(
+            info.target_directory,
+            PathBuf::from("/home/dev/demo/target")
+        );
         assert_eq!(info.crdgen.as_deref(), Some("demo-crdgen"));
     }
 

@@ -10,7 +10,6 @@ use crate::{
     cli::CreateApiArgs,
     interrupt::Interrupt,
     model::{Group, ImageRef, Kind, KnownImage, Operand, Resource, ResourceName, Version},
-    plan::{OnConflict, Plan},
     project::Project,
     prompt::Prompter,
     scaffold::{self, ResourceParts},
@@ -98,16 +97,15 @@ fn finish(
     warnings: Vec<String>,
     next_steps: &str,
 ) -> anyhow::Result<()> {
-    if !formatted {
-        shell.note("rustfmt was not found: run `cargo fmt` once it is installed");
-    }
-    let on_conflict = if args.force {
-        OnConflict::Overwrite
-    } else {
-        OnConflict::Refuse
-    };
-    let plan = Plan::new(root, files, on_conflict)?;
-    super::write(&plan, args.write.dry_run, shell, interrupt)?;
+    super::write_scaffold(
+        root,
+        files,
+        formatted,
+        args.force,
+        args.write.dry_run,
+        shell,
+        interrupt,
+    )?;
     for warning in &warnings {
         shell.warn(warning);
     }

@@ -7,7 +7,6 @@ use crate::{
     cli::CreateWebhookArgs,
     interrupt::Interrupt,
     model::{Group, Kind, Resource, Version, Webhooks},
-    plan::{OnConflict, Plan},
     project::Project,
     prompt::Prompter,
     scaffold,
@@ -37,16 +36,15 @@ pub fn run(args: CreateWebhookArgs, shell: &mut Shell) -> anyhow::Result<()> {
         root.as_path(),
         &interrupt,
     )?;
-    if !formatted {
-        shell.note("rustfmt was not found: run `cargo fmt` once it is installed");
-    }
-    let on_conflict = if args.force {
-        OnConflict::Overwrite
-    } else {
-        OnConflict::Refuse
-    };
-    let plan = Plan::new(&root, files, on_conflict)?;
-    super::write(&plan, args.write.dry_run, shell, &interrupt)?;
+    super::write_scaffold(
+        &root,
+        files,
+        formatted,
+        args.force,
+        args.write.dry_run,
+        shell,
+        &interrupt,
+    )?;
     if !args.write.dry_run {
         shell.hint(&next_steps(&change));
     }

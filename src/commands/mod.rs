@@ -8,7 +8,10 @@ pub mod generate_manifests;
 pub mod init;
 pub mod update;
 
-use std::{path::PathBuf, process::ExitCode};
+use std::{
+    path::{Path, PathBuf},
+    process::ExitCode,
+};
 
 use anyhow::Context as _;
 
@@ -17,7 +20,7 @@ use crate::{
     interrupt::Interrupt,
     lock::ProjectLock,
     model::OpgenVersion,
-    plan::{Action, Plan},
+    plan::{Action, OnConflict, Plan, PlannedFile},
     project::Project,
     shell::Shell,
 };
@@ -56,6 +59,30 @@ where
     let version = prompter.value(version, "--version", "API version", None)?;
     let kind = prompter.value(kind, "--kind", "Kind (PascalCase)", None)?;
     Ok((group, version, kind))
+}
+
+/// Writes what `create api` or `create webhook` planned in the project at `root` (a scaffolded
+/// file that exists is refused, or overwritten with `force`), or shows it with `dry_run`;
+/// `formatted` says whether rustfmt could format the Rust files.
+pub fn write_scaffold(
+    root: &Path,
+    files: Vec<PlannedFile>,
+    formatted: bool,
+    force: bool,
+    dry_run: bool,
+    shell: &mut Shell,
+    interrupt: &Interrupt,
+) -> anyhow::Result<()> {
+    if !formatted {
+        shell.note("rustfmt was not found: run `cargo fmt` once it is installed");
+    }
+    let on_conflict = if force {
+        OnConflict::Overwrite
+    } else {
+        OnConflict::Refuse
+    };
+    let plan = Plan::new(root, files, on_conflict)?;
+    write(&plan, dry_run, shell, interrupt)
 }
 
 /// Prints the plan (`--dry-run`) or carries it out, restoring every file if a write fails or

@@ -213,10 +213,22 @@ pub fn resource_files(
     if parts.types && spoke {
         files.push(render_conversion_file(project, resource)?);
     }
-    files.extend(render_generated(
-        project,
-        &external_types::StoredCrds { root, pending: &[] },
-    )?);
+    with_generated(project, files, &[], root, interrupt)
+}
+
+/// `files`, which a command writes in the project at `root`, with the generated files of the
+/// updated `project` (reading the external CRDs it stores, and `pending` ones it is about to
+/// store), formatted as the project formats its Rust. The second value is as for
+/// [`resource_files`].
+fn with_generated(
+    project: &Project,
+    mut files: Vec<PlannedFile>,
+    pending: &[PlannedFile],
+    root: &Path,
+    interrupt: &Interrupt,
+) -> anyhow::Result<(Vec<PlannedFile>, bool)> {
+    let stored = external_types::StoredCrds { root, pending };
+    files.extend(render_generated(project, &stored)?);
     let formatted = rustfmt::format(&mut files, root, interrupt)?;
     Ok((files, formatted))
 }
@@ -262,12 +274,7 @@ pub fn webhook_files(
         ));
     }
     files.extend(render_webhook_config(project, &files, root)?);
-    files.extend(render_generated(
-        project,
-        &external_types::StoredCrds { root, pending: &[] },
-    )?);
-    let formatted = rustfmt::format(&mut files, root, interrupt)?;
-    Ok((files, formatted))
+    with_generated(project, files, &[], root, interrupt)
 }
 
 /// Every scaffolded file as this opgen would write it today for `project`: the project's own
@@ -419,17 +426,8 @@ pub fn foreign_files(
     interrupt: &Interrupt,
 ) -> anyhow::Result<(Vec<PlannedFile>, bool)> {
     let mut files = vec![render_foreign_controller(project, foreign)?];
-    let generated = render_generated(
-        project,
-        &external_types::StoredCrds {
-            root,
-            pending: &stored,
-        },
-    )?;
-    files.extend(stored);
-    files.extend(generated);
-    let formatted = rustfmt::format(&mut files, root, interrupt)?;
-    Ok((files, formatted))
+    files.extend(stored.iter().cloned());
+    with_generated(project, files, &stored, root, interrupt)
 }
 
 /// The scaffolded controller of a foreign kind, as rendered.

@@ -77,6 +77,7 @@ impl TargetLock {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::shell::Buffer;
 
     #[test]
     fn a_second_holder_waits_until_the_first_lets_go() {
@@ -95,6 +96,30 @@ mod tests {
         let (locked, waited) = second.join().unwrap();
         assert!(locked);
         assert!(waited >= Duration::from_millis(400), "waited {waited:?}");
+    }
+
+    #[test]
+    fn a_long_wait_says_why() {
+        let target = tempfile::tempdir().unwrap();
+        let first = TargetLock::acquire(target.path(), &mut Shell::captured(), &Interrupt::never())
+            .unwrap()
+            .expect("a lock");
+        let dir = target.path().to_owned();
+        let err = Buffer::default();
+        let waiting = err.clone();
+        let second = thread::spawn(move || {
+            let mut shell = Shell::to_buffers(Buffer::default(), waiting);
+            TargetLock::acquire(&dir, &mut shell, &Interrupt::never()).map(|lock| lock.is_some())
+        });
+        thread::sleep(QUIET_WAIT + Duration::from_millis(300));
+        drop(first);
+        assert_eq!(second.join().unwrap(), Ok(true));
+        assert!(
+            err.text()
+                .contains("note: waiting for another opgen's crdgen"),
+            "{}",
+            err.text()
+        );
     }
 
     #[test]

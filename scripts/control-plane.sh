@@ -128,6 +128,10 @@ fi
 work=$(mktemp -d "${TMPDIR:-/tmp}/opgen-control-plane.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 started=$SECONDS
+# A build cache of its own, thrown away with the work directory: the compiled packages of one
+# release take gigabytes, and a machine builds each release once. The module cache stays
+# shared, so a second release downloads only what changed.
+export GOCACHE="$work/go-build"
 
 # The module file of k8s.io/kubernetes for this release, from the module cache (downloaded
 # through the proxy if needed).

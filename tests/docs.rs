@@ -28,7 +28,7 @@ use std::{path::PathBuf, process::Command};
 
 use common::{
     docs::{self, Block},
-    shared_target_dir,
+    generated_build_env,
 };
 
 const DOCS: [&str; 2] = ["docs/getting-started.md", "docs/tutorial-mysqlcluster.md"];
@@ -73,11 +73,6 @@ impl Reader {
                 "RUSTUP_HOME".to_owned(),
                 var("RUSTUP_HOME").unwrap_or(format!("{real_home}/.rustup")),
             ),
-            (
-                "CARGO_TARGET_DIR".to_owned(),
-                shared_target_dir().display().to_string(),
-            ),
-            ("CARGO_TERM_COLOR".to_owned(), "never".to_owned()),
             ("NO_COLOR".to_owned(), "1".to_owned()),
         ];
         Self {
@@ -96,6 +91,7 @@ impl Reader {
             .args(["-c", command])
             .current_dir(&self.cwd)
             .envs(self.env.iter().map(|(k, v)| (k, v)))
+            .envs(generated_build_env())
             .stdin(std::process::Stdio::null())
             .output()
             .unwrap_or_else(|err| panic!("cannot run sh: {err}"));

@@ -31,7 +31,9 @@ use std::{
     time::Instant,
 };
 
-use common::{Project, control_plane::DEFAULT_KUBERNETES, shared_target_dir};
+use common::{
+    Project, control_plane::DEFAULT_KUBERNETES, generated_build_env, shared_target_dir,
+};
 
 /// Runs `command_line` (split at whitespace; `opgen` is the binary under test) in `dir` with
 /// the shared target directory, and panics with its output unless it exits as `success` says.
@@ -45,10 +47,7 @@ fn run(dir: &Path, command_line: &str, success: bool) -> Output {
     let output = Command::new(program)
         .args(words)
         .current_dir(dir)
-        .env("CARGO_TARGET_DIR", shared_target_dir())
-        // Each generated project is built once: incremental state would only fill the disk.
-        .env("CARGO_INCREMENTAL", "0")
-        .env("CARGO_TERM_COLOR", "never")
+        .envs(generated_build_env())
         .output()
         .unwrap_or_else(|err| panic!("cannot run {program}: {err}"));
     let name = dir.file_name().unwrap().to_string_lossy();

@@ -50,6 +50,20 @@ pub fn shared_target_dir() -> PathBuf {
         .join("e2e")
 }
 
+/// The environment every build of a generated project runs in: the shared target directory,
+/// and settings that keep it small. Each project is built once, so incremental state would
+/// only fill the disk; full debug information is most of a debug build's size, and line
+/// tables are enough for a backtrace. Every test that builds into the shared directory uses
+/// all of it, since a different profile would build every dependency a second time.
+pub fn generated_build_env() -> [(&'static str, std::ffi::OsString); 4] {
+    [
+        ("CARGO_TARGET_DIR", shared_target_dir().into_os_string()),
+        ("CARGO_INCREMENTAL", "0".into()),
+        ("CARGO_PROFILE_DEV_DEBUG", "line-tables-only".into()),
+        ("CARGO_TERM_COLOR", "never".into()),
+    ]
+}
+
 /// Every file under `dir` (but build output) with its bytes, keyed by relative path.
 pub fn read_tree(dir: &Path) -> BTreeMap<String, Vec<u8>> {
     walkdir::WalkDir::new(dir)

@@ -8,7 +8,7 @@ use std::{
     time::Instant,
 };
 
-use crate::common::{Project, control_plane::assets_for, shared_target_dir};
+use crate::common::{Project, control_plane::assets_for, generated_build_env};
 
 /// What a skipped test prints (the generated harness's words).
 const SKIPPED: &str = "skipped: KUBEBUILDER_ASSETS is not set";
@@ -49,9 +49,7 @@ fn integration_tests(root: &Path, name: &str, assets: Option<&Path>) -> Output {
     command
         .arg("test-integration")
         .current_dir(root)
-        .env("CARGO_TARGET_DIR", shared_target_dir())
-        .env("CARGO_INCREMENTAL", "0")
-        .env("CARGO_TERM_COLOR", "never");
+        .envs(generated_build_env());
     match assets {
         Some(assets) => command.env("KUBEBUILDER_ASSETS", assets),
         None => command.env_remove("KUBEBUILDER_ASSETS"),

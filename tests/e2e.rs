@@ -23,6 +23,8 @@ mod integration_tests;
 mod manifests;
 #[path = "e2e/on_cluster.rs"]
 mod on_cluster;
+#[path = "e2e/webhooks.rs"]
+mod webhooks;
 
 use std::{
     path::{Path, PathBuf},
@@ -31,9 +33,7 @@ use std::{
     time::Instant,
 };
 
-use common::{
-    Project, control_plane::DEFAULT_KUBERNETES, generated_build_env, shared_target_dir,
-};
+use common::{Project, control_plane::DEFAULT_KUBERNETES, generated_build_env, shared_target_dir};
 
 /// Runs `command_line` (split at whitespace; `opgen` is the binary under test) in `dir` with
 /// the shared target directory, and panics with its output unless it exits as `success` says.
@@ -203,19 +203,30 @@ fn age_and_update(project: &Project) {
     assert!(project.read("PROJECT").contains(&current));
 }
 
-/// `update_from_older`: simulate a project of an older opgen and `opgen update` it;
-/// `tutorial_edit`: make the tutorial's first edit on an operand kind before building;
-/// `check_missing_rule`: show on the control plane that a missing RBAC rule is caught;
-/// `run_integration_tests`: run the project's own integration tests (`make test-integration`).
-fn scenario(
-    name: &str,
-    init_args: &str,
-    manager_role: &str,
+/// What a scenario does besides what every scenario does.
+#[derive(Default)]
+struct Extras {
+    /// Simulate a project of an older opgen and `opgen update` it.
     update_from_older: bool,
+    /// Make the tutorial's first edit on an operand kind before building.
     tutorial_edit: bool,
+    /// Show on the control plane that a missing RBAC rule is caught.
     check_missing_rule: bool,
+    /// Run the project's own integration tests (`make test-integration`).
     run_integration_tests: bool,
-) {
+    /// Give the two-version MySQLCluster defaulting, validation and conversion webhooks, and
+    /// prove them on the control plane.
+    webhooks: bool,
+}
+
+fn scenario(name: &str, init_args: &str, manager_role: &str, extras: Extras) {
+    let Extras {
+        update_from_older,
+        tutorial_edit,
+        check_missing_rule,
+        run_integration_tests,
+        webhooks,
+    } = extras;
     let started = Instant::now();
     let project = Project::init(name, init_args);
     let root = &project.root;
@@ -254,6 +265,9 @@ fn scenario(
         .nth(1)
         .unwrap_or(DEFAULT_KUBERNETES);
     add_kinds(&project, namespaced_operator);
+    if webhooks {
+        webhooks::add(&project);
+    }
     if update_from_older {
         age_and_update(&project);
     }
@@ -378,6 +392,7 @@ fn scenario(
         namespaced_operator,
         kubernetes,
         check_missing_rule,
+        webhooks,
     });
 
     let rendered = kustomize(
@@ -447,7 +462,18 @@ fn scenario(
 
 #[test]
 fn cluster_wide_operator_on_the_oldest_kubernetes() {
-    scenario("cluster-op", "", "ClusterRole", true, true, true, false);
+    scenario(
+        "cluster-op",
+        "",
+        "ClusterRole",
+        Extras {
+            update_from_older: true,
+            tutorial_edit: true,
+            check_missing_rule: true,
+            webhooks: true,
+            ..Extras::default()
+        },
+    );
 }
 
 /// Ctrl-C during the first, slow build of crdgen (a target directory of its own, so that
@@ -499,10 +525,10 @@ fn namespaced_operator_on_the_newest_kubernetes() {
         "namespaced-op",
         "--namespaced --kubernetes-version 1.37",
         "Role",
-        false,
-        false,
-        false,
-        true,
+        Extras {
+            run_integration_tests: true,
+            ..Extras::default()
+        },
     );
 }
 

@@ -42,6 +42,7 @@ pub fn install(
     if namespaced {
         watch_target_namespace(&mut spec);
     }
+    serve_olms_webhook_certificate(&mut spec);
     let service_account = spec
         .pointer("/template/spec/serviceAccountName")
         .and_then(Value::as_str)
@@ -187,6 +188,32 @@ fn watch_target_namespace(spec: &mut Value) {
     }
 }
 
+/// OLM issues the webhook server's certificate itself and mounts it where controller-runtime
+/// looks, injecting its CA into the webhook definitions: the manager reads it there
+/// (`WEBHOOK_CERT_DIR`) instead of making its own (`WEBHOOK_CERT_SECRET`, config/default's).
+fn serve_olms_webhook_certificate(spec: &mut Value) {
+    let containers = spec
+        .pointer_mut("/template/spec/containers")
+        .and_then(Value::as_array_mut)
+        .into_iter()
+        .flatten();
+    for container in containers {
+        let env = container
+            .get_mut("env")
+            .and_then(Value::as_array_mut)
+            .into_iter()
+            .flatten();
+        for variable in env {
+            if variable["name"] == "WEBHOOK_CERT_SECRET" {
+                *variable = json!({
+                    "name": "WEBHOOK_CERT_DIR",
+                    "value": "/tmp/k8s-webhook-server/serving-certs",
+                });
+            }
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -287,6 +314,26 @@ mod tests {
             "metadata.annotations['olm.targetNamespaces']"
         );
         assert_eq!(install.manager_image, "controller:latest");
+    }
+
+    #[test]
+    fn the_manager_serves_the_certificate_olm_mounts() {
+        let mut value = deployment().0;
+        value["spec"]["template"]["spec"]["containers"][0]["env"]
+            .as_array_mut()
+            .unwrap()
+            .push(json!({"name": "WEBHOOK_CERT_SECRET", "value": "op-webhook-cert"}));
+        let install = install(&Object(value), rbac(), None, false).unwrap();
+        let env = &install.strategy["spec"]["deployments"][0]["spec"]["template"]["spec"]["containers"]
+            [0]["env"];
+        let names: Vec<&str> = env
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|variable| variable["name"].as_str().unwrap())
+            .collect();
+        assert!(names.contains(&"WEBHOOK_CERT_DIR"), "{env}");
+        assert!(!names.contains(&"WEBHOOK_CERT_SECRET"), "{env}");
     }
 
     #[test]

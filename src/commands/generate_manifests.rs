@@ -62,7 +62,8 @@ fn generate(
     let api_stale = !api_plan.is_noop();
     let mut files = vec![manifests::role_file(&rules, project)];
     if project.resources.iter().any(|r| r.webhooks.is_some()) {
-        files.push(manifests::webhooks::manifests_file(&webhooks));
+        files.push(manifests::webhooks::manifests_file(project, &webhooks));
+        files.push(manifests::webhooks::dev_file(project, &webhooks));
     }
     files.extend(other_files);
     if mode == Mode::Write {

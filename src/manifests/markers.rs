@@ -20,6 +20,9 @@ use crate::project::Project;
 /// Where the markers are read from, relative to the project root.
 pub const CONTROLLERS_DIR: &str = "src/controllers";
 
+/// opgen's runtime in the generated project, whose markers count too.
+pub const RUNTIME_DIR: &str = "src/runtime";
+
 const PREFIX: &str = "+opgen:";
 
 /// The keys an `rbac` marker takes, as Kubebuilder spells them.
@@ -180,17 +183,21 @@ fn display_all(errors: &[MarkerError]) -> String {
         .join("\n\n")
 }
 
-/// Reads the markers of every `.rs` file under `src/controllers/` (in path order, so that
-/// messages come out the same on every run), checks them against the project's scope and
-/// returns their rules.
+/// Reads the markers of every `.rs` file under `src/controllers/` and `src/runtime/` (in path
+/// order, so that messages come out the same on every run), checks them against the
+/// project's scope and returns their rules. The runtime's are opgen's own: the permissions of
+/// the self-managed webhook certificates.
 pub fn read_controllers(root: &Path, project: &Project) -> anyhow::Result<Vec<Rule>> {
-    let dir = root.join(CONTROLLERS_DIR);
-    if !dir.exists() {
-        return Ok(Vec::new());
+    let mut files = Vec::new();
+    for dir in [CONTROLLERS_DIR, RUNTIME_DIR] {
+        let dir = root.join(dir);
+        if dir.exists() {
+            files.extend(rust_files(root, &dir)?);
+        }
     }
     let mut markers = Vec::new();
     let mut errors = Vec::new();
-    for (file, text) in rust_files(root, &dir)? {
+    for (file, text) in files {
         match parse_source(&file, &text) {
             Ok(found) => markers.extend(found),
             Err(InvalidMarkers(found)) => errors.extend(found),

@@ -14,7 +14,10 @@ use std::{collections::BTreeMap, path::Path};
 use serde::Serialize;
 
 use super::markers::{Place, marker_lines, rust_files};
-use crate::plan::{Owner, PlannedFile};
+use crate::{
+    plan::{Owner, PlannedFile},
+    project::Project,
+};
 
 /// Where the webhook markers are read from, relative to the project root.
 pub const WEBHOOKS_DIR: &str = "src/webhooks";
@@ -292,45 +295,62 @@ fn list(
         .collect()
 }
 
+/// The label of the objects whose `caBundle` the manager's self-managed certificate keeps
+/// (and that the cert-manager component injects into): the project's name is its value.
+pub const CA_LABEL: &str = "opgen.io/webhook-ca";
+
+/// The two webhook configurations: whether each is the mutating one, its kind and its name.
+const CONFIGURATIONS: [(bool, &str, &str); 2] = [
+    (
+        true,
+        "MutatingWebhookConfiguration",
+        "mutating-webhook-configuration",
+    ),
+    (
+        false,
+        "ValidatingWebhookConfiguration",
+        "validating-webhook-configuration",
+    ),
+];
+
+/// The webhooks of one configuration, in the order it lists them.
+fn listed(webhooks: &[Webhook], mutating: bool) -> Vec<&Webhook> {
+    let mut listed: Vec<&Webhook> = webhooks.iter().filter(|w| w.mutating == mutating).collect();
+    listed.sort_by(|a, b| a.name.cmp(&b.name));
+    listed
+}
+
 /// `config/webhook/manifests.yaml`: a MutatingWebhookConfiguration and a
 /// ValidatingWebhookConfiguration with the webhooks of each kind, each left out when it has
-/// none (the file then holds only its header, which kustomize reads as no objects).
-pub fn manifests_file(webhooks: &[Webhook]) -> PlannedFile {
+/// none (the file then holds only its header, which kustomize reads as no objects). Both are
+/// labelled for the injection of the webhook server's CA.
+pub fn manifests_file(project: &Project, webhooks: &[Webhook]) -> PlannedFile {
     #[derive(Serialize)]
     #[serde(rename_all = "camelCase")]
     struct Configuration<'a> {
         api_version: &'static str,
         kind: &'static str,
-        metadata: Metadata,
+        metadata: Metadata<'a>,
         webhooks: Vec<&'a Webhook>,
     }
     #[derive(Serialize)]
-    struct Metadata {
+    struct Metadata<'a> {
+        labels: BTreeMap<&'static str, &'a str>,
         name: &'static str,
     }
     let mut text = format!("{}\n", super::rbac::HEADER);
-    for (mutating, kind, name) in [
-        (
-            true,
-            "MutatingWebhookConfiguration",
-            "mutating-webhook-configuration",
-        ),
-        (
-            false,
-            "ValidatingWebhookConfiguration",
-            "validating-webhook-configuration",
-        ),
-    ] {
-        let mut listed: Vec<&Webhook> =
-            webhooks.iter().filter(|w| w.mutating == mutating).collect();
+    for (mutating, kind, name) in CONFIGURATIONS {
+        let listed = listed(webhooks, mutating);
         if listed.is_empty() {
             continue;
         }
-        listed.sort_by(|a, b| a.name.cmp(&b.name));
         let configuration = Configuration {
             api_version: "admissionregistration.k8s.io/v1",
             kind,
-            metadata: Metadata { name },
+            metadata: Metadata {
+                labels: BTreeMap::from([(CA_LABEL, project.project_name.as_str())]),
+                name,
+            },
             webhooks: listed,
         };
         text.push_str("---\n");
@@ -340,6 +360,74 @@ pub fn manifests_file(webhooks: &[Webhook]) -> PlannedFile {
     }
     PlannedFile::new(MANIFESTS_FILE, text, Owner::Manifest)
 }
+
+/// Where `generate manifests` writes the development overlay.
+pub const DEV_FILE: &str = "config/dev/kustomization.yaml";
+
+/// Where the development overlay's webhooks are called; `make dev-webhooks WEBHOOK_HOST=…`
+/// replaces it.
+pub const DEV_URL: &str = "https://host.docker.internal:9443";
+
+/// `config/dev/kustomization.yaml`: the CRDs and webhook configurations for a development
+/// cluster that calls a manager run on the developer's machine (`make dev-webhooks`): every
+/// client configuration becomes a URL at [`DEV_URL`], and the objects that belong to the
+/// manager's namespace (the Service, the certificate's Role) are left out.
+pub fn dev_file(project: &Project, webhooks: &[Webhook]) -> PlannedFile {
+    let mut text = format!(
+        "{}\n\
+         # For a development cluster (`make dev-webhooks`): the CRDs and webhook configurations,\n\
+         # calling a manager run on this machine (`make run-webhooks`) instead of the Service,\n\
+         # at {DEV_URL}. The manager puts its CA into them (they carry the\n\
+         # {CA_LABEL} label).\n\
+         apiVersion: kustomize.config.k8s.io/v1beta1\n\
+         kind: Kustomization\n\
+         \n\
+         resources:\n\
+         - ../crd\n\
+         - ../webhook\n\
+         \n\
+         patches:\n",
+        super::rbac::HEADER
+    );
+    for (kind, name, api_version) in [
+        ("Service", "webhook-service", "v1"),
+        ("Role", CERTIFICATE_ROLE, "rbac.authorization.k8s.io/v1"),
+        (
+            "RoleBinding",
+            CERTIFICATE_ROLE_BINDING,
+            "rbac.authorization.k8s.io/v1",
+        ),
+    ] {
+        text.push_str(&format!(
+            "- target:\n    kind: {kind}\n    name: {name}\n  patch: |-\n    $patch: delete\n    apiVersion: {api_version}\n    kind: {kind}\n    metadata:\n      name: {name}\n"
+        ));
+    }
+    let mut url = |kind: &str, name: &str, pointer: &str, path: &str| {
+        text.push_str(&format!(
+            "- target:\n    kind: {kind}\n    name: {name}\n  patch: |-\n    - op: replace\n      path: {pointer}\n      value:\n        url: {DEV_URL}{path}\n"
+        ));
+    };
+    for (mutating, kind, name) in CONFIGURATIONS {
+        for (index, webhook) in listed(webhooks, mutating).iter().enumerate() {
+            let pointer = format!("/webhooks/{index}/clientConfig");
+            url(kind, name, &pointer, &webhook.client_config.service.path);
+        }
+    }
+    for kind in project.kinds().filter(|kind| project.converts(kind)) {
+        url(
+            "CustomResourceDefinition",
+            &kind.crd_name(&project.domain),
+            "/spec/conversion/webhook/clientConfig",
+            &kind.conversion_path(&project.domain),
+        );
+    }
+    PlannedFile::new(DEV_FILE, text, Owner::Manifest)
+}
+
+/// The Role and RoleBinding of the Secret that keeps the self-managed certificate
+/// (`config/webhook/certificate_role.yaml`), before kustomize's name prefix.
+pub const CERTIFICATE_ROLE: &str = "webhook-certificate-role";
+pub const CERTIFICATE_ROLE_BINDING: &str = "webhook-certificate-rolebinding";
 
 #[cfg(test)]
 mod tests {
@@ -357,7 +445,15 @@ mod tests {
             "/mutate-db-example-com-v1-backup"
         );
         assert_eq!(webhook.rules[0].operations, ["CREATE", "UPDATE"]);
-        let file = manifests_file(&[webhook]);
+        let project = Project::for_test("demo", crate::project::Scope::Cluster);
+        let file = manifests_file(&project, std::slice::from_ref(&webhook));
+        assert!(
+            file.contents.contains(
+                "  labels:\n    opgen.io/webhook-ca: demo\n  name: mutating-webhook-configuration\n"
+            ),
+            "{}",
+            file.contents
+        );
         assert!(
             file.contents.contains("kind: MutatingWebhookConfiguration"),
             "{}",
@@ -369,7 +465,48 @@ mod tests {
             file.contents
         );
         assert!(file.contents.contains("      name: webhook-service\n      namespace: system\n      path: /mutate-db-example-com-v1-backup\n"), "{}", file.contents);
-        assert!(!manifests_file(&[]).contents.contains("kind:"));
+        assert!(!manifests_file(&project, &[]).contents.contains("kind:"));
+    }
+
+    #[test]
+    fn the_dev_overlay_calls_every_webhook_and_conversion_at_one_url() {
+        use crate::model::{Resource, Webhooks};
+        let converting = Webhooks {
+            conversion: true,
+            ..Webhooks::default()
+        };
+        let project = Project {
+            resources: vec![
+                Resource {
+                    webhooks: Some(converting),
+                    ..Resource::for_test("db", "v1", "Thing")
+                },
+                Resource {
+                    storage: false,
+                    ..Resource::for_test("db", "v1alpha1", "Thing")
+                },
+            ],
+            ..Project::for_test("demo", crate::project::Scope::Cluster)
+        };
+        let validate = MUTATE
+            .replace("mutating=true", "mutating=false")
+            .replace("/mutate-", "/validate-")
+            .replace("name=m", "name=v");
+        let webhooks = [
+            parse_marker(&validate).unwrap(),
+            parse_marker(MUTATE).unwrap(),
+        ];
+        let text = dev_file(&project, &webhooks).contents;
+        for expected in [
+            "resources:\n- ../crd\n- ../webhook\n",
+            "    kind: Service\n    name: webhook-service\n  patch: |-\n    $patch: delete\n",
+            "    kind: Role\n    name: webhook-certificate-role\n",
+            "    kind: MutatingWebhookConfiguration\n    name: mutating-webhook-configuration\n  patch: |-\n    - op: replace\n      path: /webhooks/0/clientConfig\n      value:\n        url: https://host.docker.internal:9443/mutate-db-example-com-v1-backup\n",
+            "    kind: ValidatingWebhookConfiguration\n    name: validating-webhook-configuration\n  patch: |-\n    - op: replace\n      path: /webhooks/0/clientConfig\n      value:\n        url: https://host.docker.internal:9443/validate-db-example-com-v1-backup\n",
+            "    kind: CustomResourceDefinition\n    name: things.db.example.com\n  patch: |-\n    - op: replace\n      path: /spec/conversion/webhook/clientConfig\n      value:\n        url: https://host.docker.internal:9443/convert-",
+        ] {
+            assert!(text.contains(expected), "lacks {expected:?}:\n{text}");
+        }
     }
 
     #[test]

@@ -1,6 +1,8 @@
 //! The one edit opgen makes to `config/default/kustomization.yaml`: the first webhook adds
-//! `../webhook` to its resources, and the cert-manager component as a commented choice. The
-//! file is the user's, so lines are only added, next to the ones they follow.
+//! `../webhook` to its resources, the patch of the manager's self-managed certificate, and the
+//! cert-manager component as a commented choice (selected in a namespaced project, whose
+//! manager cannot be given the permissions of the self-managed certificate). The file is the
+//! user's, so lines are only added, next to the ones they follow.
 
 use anyhow::bail;
 
@@ -8,15 +10,33 @@ const WEBHOOK: &str = "\
 # [WEBHOOK] The webhook configurations and the Service of the manager's webhook server.
 - ../webhook";
 
+const SELF_MANAGED: &str = "
+# [WEBHOOK] The manager makes the webhooks' certificate itself, keeps it in a Secret and puts
+# its CA into the webhook configurations and CRDs (no cert-manager needed).
+patches:
+- path: manager_webhook_patch.yaml
+";
+
+const SELF_MANAGED_PATCH: &str = "- path: manager_webhook_patch.yaml";
+
 const CERT_MANAGER: &str = "
 # [CERT-MANAGER] Uncomment to have cert-manager issue the webhook server's certificate and
-# inject its CA into the webhook configurations (install cert-manager first).
+# inject its CA into the webhook configurations and CRDs (install cert-manager first); it
+# takes over from the manager's own certificate.
 #components:
 #- ../certmanager
 ";
 
-/// `kustomization` with the webhook wiring added; the same text when it has it.
-pub fn with_webhook_wiring(kustomization: &str) -> anyhow::Result<String> {
+const CERT_MANAGER_SELECTED: &str = "
+# [CERT-MANAGER] cert-manager issues the webhook server's certificate and injects its CA into
+# the webhook configurations and CRDs (install cert-manager first).
+components:
+- ../certmanager
+";
+
+/// `kustomization` with the webhook wiring added, with the manager's own certificate when
+/// `self_managed` (else cert-manager's); the same text when it has it.
+pub fn with_webhook_wiring(kustomization: &str, self_managed: bool) -> anyhow::Result<String> {
     let lines: Vec<&str> = kustomization.lines().collect();
     if lines
         .iter()
@@ -32,9 +52,26 @@ pub fn with_webhook_wiring(kustomization: &str) -> anyhow::Result<String> {
     let mut out: Vec<&str> = lines[..=manager].to_vec();
     out.push(WEBHOOK);
     out.extend(&lines[manager + 1..]);
+    // A `patches:` list of the user's gets the entry; else the block adds one.
+    let patches = out.iter().position(|line| line.trim_end() == "patches:");
+    if self_managed && patches.is_none() && out.iter().any(|line| line.starts_with("patches:")) {
+        bail!(
+            "config/default/kustomization.yaml has a `patches:` key that is not a list opgen can add to\n\nWrite it as a block list (`patches:` on a line of its own), or add `- ../webhook` to its resources and `- path: manager_webhook_patch.yaml` to its patches yourself, and run the command again"
+        );
+    }
+    if let (true, Some(patches)) = (self_managed, patches) {
+        out.insert(patches + 1, SELF_MANAGED_PATCH);
+    }
     let mut text = out.join("\n");
     text.push('\n');
-    text.push_str(CERT_MANAGER);
+    match (self_managed, patches) {
+        (true, None) => {
+            text.push_str(SELF_MANAGED);
+            text.push_str(CERT_MANAGER);
+        }
+        (true, Some(_)) => text.push_str(CERT_MANAGER),
+        (false, _) => text.push_str(CERT_MANAGER_SELECTED),
+    }
     Ok(text)
 }
 
@@ -71,19 +108,51 @@ mod tests {
     #[test]
     fn adds_the_webhooks_after_the_manager_once() {
         let before = "resources:\n- ../crd\n- ../manager\n#- ../prometheus\n";
-        let after = with_webhook_wiring(before).unwrap();
+        let after = with_webhook_wiring(before, true).unwrap();
         assert!(
             after.starts_with("resources:\n- ../crd\n- ../manager\n# [WEBHOOK] The webhook configurations and the Service of the manager's webhook server.\n- ../webhook\n#- ../prometheus\n"),
+            "{after}"
+        );
+        assert!(
+            after.contains("\npatches:\n- path: manager_webhook_patch.yaml\n"),
             "{after}"
         );
         assert!(
             after.ends_with("#components:\n#- ../certmanager\n"),
             "{after}"
         );
-        assert_eq!(with_webhook_wiring(&after).unwrap(), after);
+        assert_eq!(with_webhook_wiring(&after, true).unwrap(), after);
         // A user who commented the webhooks out keeps them out.
         let commented = "resources:\n- ../manager\n#- ../webhook\n";
-        assert_eq!(with_webhook_wiring(commented).unwrap(), commented);
+        assert_eq!(with_webhook_wiring(commented, true).unwrap(), commented);
+    }
+
+    #[test]
+    fn a_patch_list_of_the_users_gets_the_certificate_patch() {
+        let before = "resources:\n- ../manager\npatches:\n- path: mine.yaml\n";
+        let after = with_webhook_wiring(before, true).unwrap();
+        assert!(
+            after.contains("patches:\n- path: manager_webhook_patch.yaml\n- path: mine.yaml\n"),
+            "{after}"
+        );
+        assert_eq!(after.matches("patches:").count(), 1, "{after}");
+        let err = with_webhook_wiring("resources:\n- ../manager\npatches: []\n", true)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("`- path: manager_webhook_patch.yaml`"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn a_namespaced_project_selects_cert_manager() {
+        let after = with_webhook_wiring("resources:\n- ../manager\n", false).unwrap();
+        assert!(
+            after.ends_with("\ncomponents:\n- ../certmanager\n"),
+            "{after}"
+        );
+        assert!(!after.contains("manager_webhook_patch"), "{after}");
     }
 
     #[test]
@@ -100,7 +169,7 @@ mod tests {
 
     #[test]
     fn without_the_manager_it_says_what_to_add() {
-        let err = with_webhook_wiring("resources:\n- ../crd\n")
+        let err = with_webhook_wiring("resources:\n- ../crd\n", true)
             .unwrap_err()
             .to_string();
         assert!(err.contains("Add `- ../webhook`"), "{err}");

@@ -156,6 +156,11 @@ fn render_webhook_machinery(values: &ProjectValues) -> anyhow::Result<Vec<Planne
             Owner::Generated,
         ),
         PlannedFile::new(
+            "src/runtime/webhook_certs.rs",
+            templates.render("webhook/certs.rs", values)?,
+            Owner::Generated,
+        ),
+        PlannedFile::new(
             "src/webhooks/mod.rs",
             templates.render("webhook/mod.rs", values)?,
             Owner::Generated,
@@ -262,7 +267,7 @@ pub fn webhook_files(
     let kustomization = crate::plan::read_to_string(&root.join(default))?;
     files.push(PlannedFile::new(
         default,
-        kustomization::with_webhook_wiring(&kustomization)?,
+        kustomization::with_webhook_wiring(&kustomization, !project.namespaced())?,
         Owner::Amended,
     ));
     let policies = "config/network-policy/kustomization.yaml";
@@ -322,7 +327,23 @@ fn render_webhook_config(
     let templates = Templates::get();
     let values = ProjectValues::new(project);
     let mut files = Vec::new();
-    for (template, path) in [
+    // The self-managed certificate needs cluster-wide permissions (to inject its CA), which a
+    // namespaced project's Role cannot grant: those projects use the cert-manager component.
+    let self_managed: &[(&str, &str)] = if project.namespaced() {
+        &[]
+    } else {
+        &[
+            (
+                "webhook/config/certificate_role.yaml",
+                "config/webhook/certificate_role.yaml",
+            ),
+            (
+                "webhook/config/manager_webhook_patch.yaml",
+                "config/default/manager_webhook_patch.yaml",
+            ),
+        ]
+    };
+    for &(template, path) in [
         (
             "webhook/config/webhook_kustomization.yaml",
             "config/webhook/kustomization.yaml",
@@ -344,7 +365,10 @@ fn render_webhook_config(
             "webhook/config/certificate.yaml",
             "config/certmanager/certificate.yaml",
         ),
-    ] {
+    ]
+    .iter()
+    .chain(self_managed)
+    {
         if !root.join(path).exists() {
             files.push(PlannedFile::new(
                 path,
@@ -364,7 +388,10 @@ fn render_webhook_config(
                 &file.contents,
             )?);
         }
-        files.push(crate::manifests::webhooks::manifests_file(&webhooks));
+        files.push(crate::manifests::webhooks::manifests_file(
+            project, &webhooks,
+        ));
+        files.push(crate::manifests::webhooks::dev_file(project, &webhooks));
     }
     Ok(files)
 }

@@ -28,6 +28,20 @@ pub struct Launch {
     pub leader_election_namespace: Option<String>,
     /// `--watch-namespace`.
     pub watch_namespace: Option<String>,
+    /// How it serves its webhooks, when the test calls them; `None` leaves the webhook server
+    /// (of a project that has one) on a free loopback port with a local certificate.
+    pub webhooks: Option<WebhookServing>,
+}
+
+/// Where a manager serves its webhooks, and the Secret of its self-managed certificate.
+#[derive(Clone, Debug)]
+pub struct WebhookServing {
+    /// The loopback port (`WEBHOOK_BIND_ADDRESS`).
+    pub port: u16,
+    /// `WEBHOOK_CERT_SECRET`.
+    pub cert_secret: String,
+    /// The manager's namespace, where the Secret is (`POD_NAMESPACE`).
+    pub namespace: String,
 }
 
 pub struct Operator {
@@ -39,7 +53,7 @@ pub struct Operator {
 impl Operator {
     /// Starts the manager; see [`Operator::wait_ready`].
     pub fn start(launch: &Launch) -> Self {
-        let [health_port, metrics_port] = free_ports();
+        let [health_port, metrics_port, webhook_port] = free_ports();
         let mut command = Command::new(&launch.binary);
         command
             .arg(format!(
@@ -53,7 +67,17 @@ impl Operator {
             .env_remove("POD_NAMESPACE")
             .env_remove("KUBERNETES_SERVICE_HOST")
             .env_remove("WATCH_NAMESPACE")
-            .env_remove("LEADER_ELECT");
+            .env_remove("LEADER_ELECT")
+            .env_remove("WEBHOOK_CERT_DIR")
+            .env_remove("WEBHOOK_CERT_SECRET");
+        // Never the webhook server's default, 0.0.0.0:9443: managers run side by side here.
+        let webhook_port = launch.webhooks.as_ref().map_or(webhook_port, |w| w.port);
+        command.env("WEBHOOK_BIND_ADDRESS", format!("127.0.0.1:{webhook_port}"));
+        if let Some(webhooks) = &launch.webhooks {
+            command
+                .env("WEBHOOK_CERT_SECRET", &webhooks.cert_secret)
+                .env("POD_NAMESPACE", &webhooks.namespace);
+        }
         if let Some(namespace) = &launch.leader_election_namespace {
             command
                 .arg("--leader-elect")

@@ -96,6 +96,7 @@ fn on_a_control_plane(project: &Project) {
         namespaced_operator: false,
         kubernetes: DEFAULT_KUBERNETES,
         check_missing_rule: false,
+        webhooks: false,
     };
     let binary = on_cluster::manager_binary(&setup);
     let cluster = ControlPlane::start(DEFAULT_KUBERNETES).unwrap_or_else(|err| panic!("{err:#}"));
@@ -164,7 +165,8 @@ spec:
         started.elapsed()
     );
 
-    let identity = on_cluster::manager_identity(&cluster, &setup, &binary);
+    // No webhooks in this project: the port is never served.
+    let identity = on_cluster::manager_identity(&cluster, &setup, &binary, 0);
     let mut manager = on_cluster::start_manager(&identity, "manager-a", &setup);
     wait_for(
         "every foreign controller to reconcile",

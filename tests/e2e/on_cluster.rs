@@ -13,15 +13,17 @@ use crate::{
     common::{
         Project,
         control_plane::ControlPlane,
+        control_plane::free_ports,
         kubectl::Kubectl,
-        operator::{Launch, Operator},
+        operator::{Launch, Operator, WebhookServing},
         wait::wait_for,
     },
     manifests::{Crd, Sample, without_kind},
+    webhooks,
 };
 
 /// How long a reconcile, or a controller of kube-controller-manager, may take to show.
-const SETTLE: Duration = Duration::from_secs(60);
+pub(crate) const SETTLE: Duration = Duration::from_secs(60);
 /// Slack over the Lease's duration for a standby to notice and take it.
 const HANDOVER_SLACK: Duration = Duration::from_secs(10);
 
@@ -38,6 +40,8 @@ pub struct Setup<'a> {
     pub kubernetes: &'a str,
     /// Also show that the check for refused requests fails when a rule is missing.
     pub check_missing_rule: bool,
+    /// The project has webhooks (`webhooks::add`): serve them and prove them.
+    pub webhooks: bool,
 }
 
 impl Setup<'_> {
@@ -46,13 +50,13 @@ impl Setup<'_> {
     }
 
     /// Where kustomize puts the manager, its service account and its Lease.
-    fn system_namespace(&self) -> String {
+    pub(crate) fn system_namespace(&self) -> String {
         format!("{}-system", self.name)
     }
 
     /// Where the tests create custom resources: any namespace for a cluster-wide operator, its
     /// own for a namespaced one.
-    fn namespace(&self) -> String {
+    pub(crate) fn namespace(&self) -> String {
         if self.namespaced_operator {
             self.system_namespace()
         } else {
@@ -94,20 +98,42 @@ pub fn run(setup: &Setup) {
     if !setup.namespaced_operator {
         kubectl.ok(&["create", "namespace", &namespace]);
     }
+    // The webhooks are called at the standby's port: it serves them to the end of the test.
+    let [leader_port, standby_port] = free_ports();
+    if setup.webhooks {
+        webhooks::point_at(kubectl, setup, standby_port);
+        setup.log("webhook configurations call this machine", started);
+    }
+
+    let manager = manager_identity(&cluster, setup, &binary, standby_port);
+    check_least_privilege(&Kubectl::new(&manager.kubeconfig), setup);
+
+    // Two replicas: the first takes the Lease, the second stands by. They run before the
+    // samples are applied, since the webhooks of a project that has them must answer.
+    let mut leader = start_manager(
+        &Launch {
+            webhooks: manager.webhooks.clone().map(|serving| WebhookServing {
+                port: leader_port,
+                ..serving
+            }),
+            ..manager.clone()
+        },
+        "manager-a",
+        setup,
+    );
+    wait_for_holder(kubectl, setup, "manager-a", SETTLE);
+    let mut standby = start_manager(&manager, "manager-b", setup);
+    setup.log("two managers running, manager-a leads", started);
+    if setup.webhooks {
+        webhooks::check(kubectl, setup);
+        setup.log("webhooks called over TLS with the injected CA", started);
+    }
+
     let all_samples = Sample::read_all(setup.root());
     apply_samples(kubectl, setup, &crds, &all_samples);
     let samples = Sample::distinct(&all_samples);
     reject_invalid_objects(kubectl, &namespace, &crds, &samples);
     setup.log("samples accepted, invalid objects rejected", started);
-
-    let manager = manager_identity(&cluster, setup, &binary);
-    check_least_privilege(&Kubectl::new(&manager.kubeconfig), setup);
-
-    // Two replicas: the first takes the Lease, the second stands by.
-    let mut leader = start_manager(&manager, "manager-a", setup);
-    wait_for_holder(kubectl, setup, "manager-a", SETTLE);
-    let mut standby = start_manager(&manager, "manager-b", setup);
-    setup.log("two managers running, manager-a leads", started);
 
     for &sample in &samples {
         let crd = Crd::of(&crds, sample);
@@ -190,7 +216,7 @@ pub fn run(setup: &Setup) {
     }
     crashing_manager_fails_clearly(&cluster, &binary);
     if setup.check_missing_rule {
-        missing_rbac_rule_is_reported(&cluster, setup, &binary);
+        missing_rbac_rule_is_reported(&cluster, setup, &binary, standby_port);
     }
     setup.log("done", started);
 }
@@ -236,10 +262,18 @@ fn install_crds(kubectl: &Kubectl, setup: &Setup, crds: &[Crd]) {
 }
 
 /// The rendered `config/default` but the manager's Deployment (no pod runs here: the test
-/// runs the manager itself): namespace, service account, roles and bindings.
+/// runs the manager itself) and the webhook configurations (which call a Service, and no
+/// Service network is here: `webhooks::point_at` installs them): namespace, service account,
+/// roles and bindings.
 pub(crate) fn install_rbac(kubectl: &Kubectl, setup: &Setup) {
     let rendered = kubectl.ok(&["kustomize", path(&setup.root().join("config/default"))]);
-    let manifest = without_kind(&rendered, "Deployment");
+    let mut manifest = without_kind(&rendered, "Deployment");
+    for kind in [
+        "MutatingWebhookConfiguration",
+        "ValidatingWebhookConfiguration",
+    ] {
+        manifest = without_kind(&manifest, kind);
+    }
     kubectl
         .apply(&manifest, &[])
         .unwrap_or_else(|err| panic!("config/default does not apply: {err}"));
@@ -321,7 +355,13 @@ pub(crate) fn manager_binary(setup: &Setup) -> PathBuf {
 
 /// The manager's service account, as its Deployment would give it: a kubeconfig with a
 /// token of `kubectl create token`.
-pub(crate) fn manager_identity(cluster: &ControlPlane, setup: &Setup, binary: &Path) -> Launch {
+/// With webhooks, it serves them at `webhook_port` with the self-managed certificate.
+pub(crate) fn manager_identity(
+    cluster: &ControlPlane,
+    setup: &Setup,
+    binary: &Path,
+    webhook_port: u16,
+) -> Launch {
     let token = cluster.admin().ok(&[
         "create",
         "token",
@@ -338,6 +378,11 @@ pub(crate) fn manager_identity(cluster: &ControlPlane, setup: &Setup, binary: &P
         identity: String::new(),
         leader_election_namespace: Some(setup.system_namespace()),
         watch_namespace: setup.namespaced_operator.then(|| setup.system_namespace()),
+        webhooks: setup.webhooks.then(|| WebhookServing {
+            port: webhook_port,
+            cert_secret: format!("{}-webhook-cert", setup.name),
+            namespace: setup.system_namespace(),
+        }),
     }
 }
 
@@ -728,6 +773,7 @@ fn crashing_manager_fails_clearly(cluster: &ControlPlane, binary: &Path) {
         identity: "manager-nowhere".to_owned(),
         leader_election_namespace: None,
         watch_namespace: None,
+        webhooks: None,
     });
     let started = Instant::now();
     let err = manager
@@ -743,7 +789,13 @@ fn crashing_manager_fails_clearly(cluster: &ControlPlane, binary: &Path) {
 
 /// The 403 check can fail: without the marker that grants `statefulsets`, the manager is
 /// refused, and the check names the resource. The project is restored afterwards.
-fn missing_rbac_rule_is_reported(cluster: &ControlPlane, setup: &Setup, binary: &Path) {
+/// A manager with webhooks serves them at `webhook_port`, where the configurations call.
+fn missing_rbac_rule_is_reported(
+    cluster: &ControlPlane,
+    setup: &Setup,
+    binary: &Path,
+    webhook_port: u16,
+) {
     let started = Instant::now();
     let controller = find_marker_file(setup.root(), "resources=statefulsets");
     let source = std::fs::read_to_string(&controller).unwrap();
@@ -759,9 +811,15 @@ fn missing_rbac_rule_is_reported(cluster: &ControlPlane, setup: &Setup, binary: 
     let narrower = std::fs::read_to_string(&role_file).unwrap();
     assert!(!narrower.contains("statefulsets"), "{narrower}");
 
-    // The narrower role replaces the applied one; the samples are back.
+    // The narrower role replaces the applied one; the samples are back, once a manager
+    // answers their webhooks.
     let kubectl = cluster.admin();
     install_rbac(kubectl, setup);
+    let launch = Launch {
+        leader_election_namespace: None,
+        ..manager_identity(cluster, setup, binary, webhook_port)
+    };
+    let manager = start_manager(&launch, "manager-without-statefulsets", setup);
     let namespace = setup.namespace();
     let samples_dir = setup.root().join("config/samples");
     kubectl.ok(&[
@@ -772,11 +830,6 @@ fn missing_rbac_rule_is_reported(cluster: &ControlPlane, setup: &Setup, binary: 
         "-n",
         &namespace,
     ]);
-    let launch = Launch {
-        leader_election_namespace: None,
-        ..manager_identity(cluster, setup, binary)
-    };
-    let manager = start_manager(&launch, "manager-without-statefulsets", setup);
     let denied = wait_for("the manager to be refused statefulsets", SETTLE, || {
         let denied = manager.forbidden();
         if denied.iter().any(|line| line.contains("statefulsets")) {

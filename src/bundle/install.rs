@@ -167,23 +167,11 @@ fn set_manager_image(
 /// Points `WATCH_NAMESPACE`, which the rendered Deployment takes from the pod's own namespace,
 /// at the namespace OLM targets, so that a SingleNamespace install watches its target.
 fn watch_target_namespace(spec: &mut Value) {
-    let containers = spec
-        .pointer_mut("/template/spec/containers")
-        .and_then(Value::as_array_mut)
-        .into_iter()
-        .flatten();
-    for container in containers {
-        let env = container
-            .get_mut("env")
-            .and_then(Value::as_array_mut)
-            .into_iter()
-            .flatten();
-        for variable in env {
-            if variable["name"] == WATCH_NAMESPACE
-                && let Some(path) = variable.pointer_mut("/valueFrom/fieldRef/fieldPath")
-            {
-                *path = Value::String(TARGET_NAMESPACES_PATH.into());
-            }
+    for variable in environment(spec) {
+        if variable["name"] == WATCH_NAMESPACE
+            && let Some(path) = variable.pointer_mut("/valueFrom/fieldRef/fieldPath")
+        {
+            *path = Value::String(TARGET_NAMESPACES_PATH.into());
         }
     }
 }
@@ -192,26 +180,24 @@ fn watch_target_namespace(spec: &mut Value) {
 /// looks, injecting its CA into the webhook definitions: the manager reads it there
 /// (`WEBHOOK_CERT_DIR`) instead of making its own (`WEBHOOK_CERT_SECRET`, config/default's).
 fn serve_olms_webhook_certificate(spec: &mut Value) {
-    let containers = spec
-        .pointer_mut("/template/spec/containers")
-        .and_then(Value::as_array_mut)
-        .into_iter()
-        .flatten();
-    for container in containers {
-        let env = container
-            .get_mut("env")
-            .and_then(Value::as_array_mut)
-            .into_iter()
-            .flatten();
-        for variable in env {
-            if variable["name"] == "WEBHOOK_CERT_SECRET" {
-                *variable = json!({
-                    "name": "WEBHOOK_CERT_DIR",
-                    "value": "/tmp/k8s-webhook-server/serving-certs",
-                });
-            }
+    for variable in environment(spec) {
+        if variable["name"] == "WEBHOOK_CERT_SECRET" {
+            *variable = json!({
+                "name": "WEBHOOK_CERT_DIR",
+                "value": "/tmp/k8s-webhook-server/serving-certs",
+            });
         }
     }
+}
+
+/// Every environment variable of every container of the pod template of `spec`.
+fn environment(spec: &mut Value) -> impl Iterator<Item = &mut Value> {
+    spec.pointer_mut("/template/spec/containers")
+        .and_then(Value::as_array_mut)
+        .into_iter()
+        .flatten()
+        .filter_map(|container| container.get_mut("env").and_then(Value::as_array_mut))
+        .flatten()
 }
 
 #[cfg(test)]

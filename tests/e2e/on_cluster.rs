@@ -216,7 +216,11 @@ pub fn run(setup: &Setup) {
     }
     crashing_manager_fails_clearly(&cluster, &binary);
     if setup.check_missing_rule {
-        missing_rbac_rule_is_reported(&cluster, setup, &binary, standby_port);
+        if setup.webhooks {
+            // No manager serves the webhooks any more.
+            webhooks::remove(kubectl);
+        }
+        missing_rbac_rule_is_reported(&cluster, setup, &binary);
     }
     setup.log("done", started);
 }
@@ -268,11 +272,13 @@ fn install_crds(kubectl: &Kubectl, setup: &Setup, crds: &[Crd]) {
 pub(crate) fn install_rbac(kubectl: &Kubectl, setup: &Setup) {
     let rendered = kubectl.ok(&["kustomize", path(&setup.root().join("config/default"))]);
     let mut manifest = without_kind(&rendered, "Deployment");
-    for kind in [
-        "MutatingWebhookConfiguration",
-        "ValidatingWebhookConfiguration",
-    ] {
-        manifest = without_kind(&manifest, kind);
+    if setup.webhooks {
+        for kind in [
+            "MutatingWebhookConfiguration",
+            "ValidatingWebhookConfiguration",
+        ] {
+            manifest = without_kind(&manifest, kind);
+        }
     }
     kubectl
         .apply(&manifest, &[])
@@ -789,13 +795,7 @@ fn crashing_manager_fails_clearly(cluster: &ControlPlane, binary: &Path) {
 
 /// The 403 check can fail: without the marker that grants `statefulsets`, the manager is
 /// refused, and the check names the resource. The project is restored afterwards.
-/// A manager with webhooks serves them at `webhook_port`, where the configurations call.
-fn missing_rbac_rule_is_reported(
-    cluster: &ControlPlane,
-    setup: &Setup,
-    binary: &Path,
-    webhook_port: u16,
-) {
+fn missing_rbac_rule_is_reported(cluster: &ControlPlane, setup: &Setup, binary: &Path) {
     let started = Instant::now();
     let controller = find_marker_file(setup.root(), "resources=statefulsets");
     let source = std::fs::read_to_string(&controller).unwrap();
@@ -811,15 +811,9 @@ fn missing_rbac_rule_is_reported(
     let narrower = std::fs::read_to_string(&role_file).unwrap();
     assert!(!narrower.contains("statefulsets"), "{narrower}");
 
-    // The narrower role replaces the applied one; the samples are back, once a manager
-    // answers their webhooks.
+    // The narrower role replaces the applied one; the samples are back.
     let kubectl = cluster.admin();
     install_rbac(kubectl, setup);
-    let launch = Launch {
-        leader_election_namespace: None,
-        ..manager_identity(cluster, setup, binary, webhook_port)
-    };
-    let manager = start_manager(&launch, "manager-without-statefulsets", setup);
     let namespace = setup.namespace();
     let samples_dir = setup.root().join("config/samples");
     kubectl.ok(&[
@@ -830,6 +824,14 @@ fn missing_rbac_rule_is_reported(
         "-n",
         &namespace,
     ]);
+    // Not waited for: a refused watch stops the controllers, and may stop the manager before
+    // it is ready; what counts is the refusal in its log.
+    let manager = Operator::start(&Launch {
+        leader_election_namespace: None,
+        webhooks: None,
+        identity: "manager-without-statefulsets".to_owned(),
+        ..manager_identity(cluster, setup, binary, 0)
+    });
     let denied = wait_for("the manager to be refused statefulsets", SETTLE, || {
         let denied = manager.forbidden();
         if denied.iter().any(|line| line.contains("statefulsets")) {

@@ -181,3 +181,21 @@ pub fn check(kubectl: &Kubectl, setup: &Setup) {
         assert_eq!(read["metadata"]["labels"][DEFAULTED], "true", "{read}");
     }
 }
+
+/// Deletes the webhook configurations and converts the CRD without the webhook (its versions
+/// have the same fields): for what the test does once no manager serves the webhooks.
+pub fn remove(kubectl: &Kubectl) {
+    kubectl.ok(&[
+        "delete",
+        "mutatingwebhookconfiguration/mutating-webhook-configuration",
+        "validatingwebhookconfiguration/validating-webhook-configuration",
+    ]);
+    kubectl.ok(&[
+        "patch",
+        "crd",
+        CRD,
+        "--type=merge",
+        "-p",
+        r#"{"spec":{"conversion":{"strategy":"None","webhook":null}}}"#,
+    ]);
+}

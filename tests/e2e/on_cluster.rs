@@ -266,9 +266,9 @@ fn install_crds(kubectl: &Kubectl, setup: &Setup, crds: &[Crd]) {
 }
 
 /// The rendered `config/default` but the manager's Deployment (no pod runs here: the test
-/// runs the manager itself) and the webhook configurations (which call a Service, and no
-/// Service network is here: `webhooks::point_at` installs them): namespace, service account,
-/// roles and bindings.
+/// runs the manager itself): namespace, service account, roles and bindings. With webhooks,
+/// also without the webhook configurations and CRDs, which call a Service, and no Service
+/// network is here: `webhooks::point_at` installs them.
 pub(crate) fn install_rbac(kubectl: &Kubectl, setup: &Setup) {
     let rendered = kubectl.ok(&["kustomize", path(&setup.root().join("config/default"))]);
     let mut manifest = without_kind(&rendered, "Deployment");
@@ -276,6 +276,7 @@ pub(crate) fn install_rbac(kubectl: &Kubectl, setup: &Setup) {
         for kind in [
             "MutatingWebhookConfiguration",
             "ValidatingWebhookConfiguration",
+            "CustomResourceDefinition",
         ] {
             manifest = without_kind(&manifest, kind);
         }

@@ -825,8 +825,7 @@ fn missing_rbac_rule_is_reported(cluster: &ControlPlane, setup: &Setup, binary: 
         "-n",
         &namespace,
     ]);
-    // Not waited for: a refused watch stops the controllers, and may stop the manager before
-    // it is ready; what counts is the refusal in its log.
+    // Not waited for: what this step checks is the refusal in its log, not readiness.
     let manager = Operator::start(&Launch {
         leader_election_namespace: None,
         webhooks: None,

@@ -2080,3 +2080,66 @@ fn a_stored_external_crd_must_keep_defining_its_kind() {
         ],
     );
 }
+
+/// The generated CI workflow runs the integration tests on the control plane of the
+/// Kubernetes release the project targets: its `Control plane` step, run with a `go` and a
+/// `setup-envtest` that print what they are asked, asks for that release and hands the
+/// directory to the next steps.
+#[test]
+fn ci_runs_the_integration_tests_on_the_projects_kubernetes() {
+    let project = Project::init("demo", "--kubernetes-version 1.35");
+    let workflow: serde_json::Value =
+        serde_saphyr::from_str(&project.read(".github/workflows/ci.yml")).unwrap();
+    let steps = workflow["jobs"]["integration"]["steps"].as_array().unwrap();
+    let step = |name: &str| {
+        steps
+            .iter()
+            .find(|step| step["name"] == name)
+            .and_then(|step| step["run"].as_str())
+            .unwrap_or_else(|| panic!("no `{name}` step in {steps:?}"))
+            .to_owned()
+    };
+    assert_eq!(step("Integration tests"), "make test-integration");
+
+    let tools = tempfile::tempdir().unwrap();
+    let gopath = tools.path().join("gopath");
+    std::fs::create_dir_all(gopath.join("bin")).unwrap();
+    let calls = tools.path().join("calls");
+    common::write_script(
+        &tools.path().join("go"),
+        &format!(
+            "#!/bin/sh\nif [ \"$1\" = env ]; then echo {}; else echo \"go $*\" >> {}; fi\n",
+            gopath.display(),
+            calls.display()
+        ),
+    );
+    common::write_script(
+        &gopath.join("bin/setup-envtest"),
+        &format!(
+            "#!/bin/sh\necho \"setup-envtest $*\" >> {}\necho /store/k8s/1.35.4-linux-amd64\n",
+            calls.display()
+        ),
+    );
+    let github_env = tools.path().join("github-env");
+    let path = format!(
+        "{}:{}",
+        tools.path().display(),
+        std::env::var("PATH").unwrap()
+    );
+    let output = std::process::Command::new("bash")
+        .args(["-eo", "pipefail", "-c", &step("Control plane")])
+        .current_dir(&project.root)
+        .env("PATH", path)
+        .env("GITHUB_ENV", &github_env)
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{output:?}");
+    assert_eq!(
+        std::fs::read_to_string(&calls).unwrap(),
+        "go install sigs.k8s.io/controller-runtime/tools/setup-envtest@v0.25.1\nsetup-envtest use 1.35.x -p path\n"
+    );
+    assert_eq!(
+        std::fs::read_to_string(&github_env).unwrap(),
+        "KUBEBUILDER_ASSETS=/store/k8s/1.35.4-linux-amd64\n"
+    );
+}

@@ -1294,15 +1294,7 @@ fn colour_follows_the_flag_and_the_environment() {
 fn an_edited_operator_scope_is_followed_everywhere() {
     let project = Project::init("demo", "");
     assert!(!project.read("PROJECT").contains("DO NOT EDIT"));
-    let render = |project: &Project| {
-        let output = std::process::Command::new("kubectl")
-            .args(["kustomize", "config/default"])
-            .current_dir(&project.root)
-            .output()
-            .expect("kubectl runs");
-        assert!(output.status.success(), "{output:?}");
-        String::from_utf8(output.stdout).unwrap()
-    };
+    let render = render_default;
     let make_run = |project: &Project| {
         let output = std::process::Command::new("make")
             .args(["-n", "run", "KUBECTL=false", "OPGEN=true"])
@@ -2142,4 +2134,62 @@ fn ci_runs_the_integration_tests_on_the_projects_kubernetes() {
         std::fs::read_to_string(&github_env).unwrap(),
         "KUBEBUILDER_ASSETS=/store/k8s/1.35.4-linux-amd64\n"
     );
+}
+
+/// `config/default` as `kubectl kustomize` renders it.
+fn render_default(project: &Project) -> String {
+    let output = std::process::Command::new("kubectl")
+        .args(["kustomize", "config/default"])
+        .current_dir(&project.root)
+        .output()
+        .expect("kubectl runs");
+    assert!(output.status.success(), "{output:?}");
+    String::from_utf8(output.stdout).unwrap()
+}
+
+/// The first webhook of a cluster-wide project has the manager keep its own certificate: the
+/// patch that names its Secret, the Secret's Role, and the injection's permissions in the
+/// role. A namespaced project, whose Role cannot hold cluster-wide permissions, gets
+/// cert-manager's certificate instead.
+#[test]
+fn the_first_webhook_picks_the_certificate_the_scope_allows() {
+    for (init, self_managed) in [("", true), ("--namespaced", false)] {
+        let project = Project::init("demo", init);
+        project.create_api("--group db --version v1 --kind Thing");
+        project
+            .opgen()
+            .args(["create", "webhook", "--group", "db", "--version", "v1"])
+            .args(["--kind", "Thing", "--defaulting"])
+            .assert()
+            .success();
+        project.generate_manifests_without_building();
+        let exists = |path: &str| project.root.join(path).exists();
+        assert_eq!(
+            exists("config/default/manager_webhook_patch.yaml"),
+            self_managed,
+            "{init}"
+        );
+        assert_eq!(
+            exists("config/webhook/certificate_role.yaml"),
+            self_managed,
+            "{init}"
+        );
+        let role = project.read("config/rbac/role.yaml");
+        assert_eq!(
+            role.contains("- mutatingwebhookconfigurations\n"),
+            self_managed,
+            "{init}: {role}"
+        );
+        let rendered = render_default(&project);
+        assert_eq!(
+            rendered.contains("name: WEBHOOK_CERT_SECRET"),
+            self_managed,
+            "{init}"
+        );
+        assert_eq!(
+            rendered.contains("name: WEBHOOK_CERT_DIR"),
+            !self_managed,
+            "{init}"
+        );
+    }
 }

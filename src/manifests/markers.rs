@@ -857,6 +857,21 @@ fn f() {} // +opgen:rbac:nonsense
             .flat_map(|rule| rule.resources)
             .collect();
         assert_eq!(resources, ["a", "b"]);
+
+        // The runtime's markers count too, after the controllers'.
+        let runtime = root.path().join("src/runtime");
+        std::fs::create_dir_all(&runtime).unwrap();
+        std::fs::write(
+            runtime.join("webhook_certs.rs"),
+            "// +opgen:rbac:groups=apiextensions.k8s.io,resources=customresourcedefinitions,verbs=patch\n",
+        )
+        .unwrap();
+        let resources: Vec<String> = read_controllers(root.path(), &project(false))
+            .unwrap()
+            .into_iter()
+            .flat_map(|rule| rule.resources)
+            .collect();
+        assert_eq!(resources, ["a", "b", "customresourcedefinitions"]);
     }
 
     #[test]

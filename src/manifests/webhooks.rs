@@ -426,8 +426,8 @@ pub fn dev_file(project: &Project, webhooks: &[Webhook]) -> PlannedFile {
 
 /// The Role and RoleBinding of the Secret that keeps the self-managed certificate
 /// (`config/webhook/certificate_role.yaml`), before kustomize's name prefix.
-pub const CERTIFICATE_ROLE: &str = "webhook-certificate-role";
-pub const CERTIFICATE_ROLE_BINDING: &str = "webhook-certificate-rolebinding";
+const CERTIFICATE_ROLE: &str = "webhook-certificate-role";
+const CERTIFICATE_ROLE_BINDING: &str = "webhook-certificate-rolebinding";
 
 #[cfg(test)]
 mod tests {

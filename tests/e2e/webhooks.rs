@@ -4,12 +4,10 @@
 //! their certificate and put its CA into the configurations and the CRD themselves, as the
 //! self-managed mode does in a cluster.
 
-use std::process::Command;
-
 use serde_json::{Value, json};
 
 use crate::{
-    common::{Project, generated_build_env, kubectl::Kubectl, wait::wait_for},
+    common::{Project, kubectl::Kubectl, wait::wait_for},
     on_cluster::{SETTLE, Setup},
 };
 
@@ -54,24 +52,17 @@ pub fn add(project: &Project) {
 }
 
 /// `make dev-webhooks`: the CRDs and webhook configurations of config/dev, calling
-/// `https://127.0.0.1:<port>`.
+/// `https://127.0.0.1:<port>`. (A variable set on make's command line reaches the recipes'
+/// environment: kubectl finds the control plane through `KUBECONFIG`.)
 pub fn point_at(kubectl: &Kubectl, setup: &Setup, port: u16) {
-    let output = Command::new("make")
-        .args([
-            "dev-webhooks".to_owned(),
-            format!("WEBHOOK_HOST=127.0.0.1:{port}"),
-            format!("OPGEN={}", env!("CARGO_BIN_EXE_opgen")),
-        ])
-        .current_dir(&setup.project.root)
-        .env("KUBECONFIG", kubectl.kubeconfig())
-        .envs(generated_build_env())
-        .output()
-        .expect("make runs");
-    assert!(
-        output.status.success(),
-        "make dev-webhooks failed:\n{}\n{}",
-        String::from_utf8_lossy(&output.stdout),
-        String::from_utf8_lossy(&output.stderr)
+    crate::run(
+        &setup.project.root,
+        &format!(
+            "make dev-webhooks WEBHOOK_HOST=127.0.0.1:{port} OPGEN={} KUBECONFIG={}",
+            env!("CARGO_BIN_EXE_opgen"),
+            kubectl.kubeconfig().display()
+        ),
+        true,
     );
     let url = format!("https://127.0.0.1:{port}/");
     for config in client_configs(kubectl) {

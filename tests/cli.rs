@@ -2193,3 +2193,26 @@ fn the_first_webhook_picks_the_certificate_the_scope_allows() {
         );
     }
 }
+
+#[test]
+fn generate_bundle_refuses_a_replaces_that_is_not_an_older_bundle_of_the_package() {
+    let project = Project::init("demo-operator", "");
+    project.create_api("--group db --version v1alpha1 --kind MySQLCluster");
+    fails_unchanged(
+        &project.root,
+        "generate bundle --version 0.2.0 --replaces 0.3.0",
+        1,
+        &[
+            "demo-operator.v0.2.0 cannot replace demo-operator.v0.3.0, a newer version",
+            "Name a version before 0.2.0",
+        ],
+    );
+    fails_unchanged(
+        &project.root,
+        "generate bundle --version 0.2.0 --replaces other.v0.1.0",
+        1,
+        &[
+            "cannot replace other.v0.1.0: a bundle replaces an older bundle of its own package, demo-operator",
+        ],
+    );
+}

@@ -61,6 +61,10 @@ impl CsvName {
         value.parse()
     }
 
+    pub fn package(&self) -> &str {
+        &self.package
+    }
+
     pub fn version(&self) -> &BundleVersion {
         &self.version
     }

@@ -99,8 +99,8 @@ pub fn resolve(
         }
         (None, None) => (None, Vec::new()),
     };
-    if replaces.as_ref() == Some(&this) {
-        bail!("{this} cannot replace itself: --replaces names an older bundle, or '' for none");
+    if let Some(replaces) = &replaces {
+        check_replaces(replaces, &this)?;
     }
     let image = args.image.as_deref().map(str::parse).transpose()?;
     Ok((
@@ -114,6 +114,28 @@ pub fn resolve(
         },
         notes,
     ))
+}
+
+/// OLM's upgrade graph runs from a package's older bundles to its newer ones: a CSV replaces
+/// an older CSV of its own package, never itself, a newer one or another package's.
+fn check_replaces(replaces: &CsvName, this: &CsvName) -> anyhow::Result<()> {
+    if replaces == this {
+        bail!("{this} cannot replace itself: --replaces names an older bundle, or '' for none");
+    }
+    if replaces.package() != this.package() {
+        bail!(
+            "{this} cannot replace {replaces}: a bundle replaces an older bundle of its own package, {}\n\nName one of its versions, e.g. --replaces {}, or --replaces '' for none",
+            this.package(),
+            this.package()
+        );
+    }
+    if replaces.version() > this.version() {
+        bail!(
+            "{this} cannot replace {replaces}, a newer version: OLM would downgrade along that edge, and a bundle replaces an older one\n\nName a version before {}, or --replaces '' for none",
+            this.version()
+        );
+    }
+    Ok(())
 }
 
 #[cfg(test)]
@@ -248,6 +270,14 @@ mod tests {
             ("--version 0.1.0 --channels a,,b", "invalid channel ``"),
             ("--version 0.1.0 --replaces 0.1.0", "cannot replace itself"),
             ("--version 0.1.0 --replaces nope", "invalid CSV name `nope`"),
+            (
+                "--version 0.2.0 --replaces 0.3.0",
+                "demo-operator.v0.2.0 cannot replace demo-operator.v0.3.0, a newer version",
+            ),
+            (
+                "--version 0.2.0 --replaces other.v0.1.0",
+                "a bundle replaces an older bundle of its own package, demo-operator",
+            ),
             ("--version 0.1.0 --image Bad:1", "invalid image `Bad:1`"),
         ] {
             let err = resolve_line(line, None).unwrap_err().to_string();

@@ -2216,3 +2216,18 @@ fn generate_bundle_refuses_a_replaces_that_is_not_an_older_bundle_of_the_package
         ],
     );
 }
+
+#[test]
+fn generate_bundle_before_generate_manifests_says_to_run_it() {
+    let project = Project::init("demo-operator", "");
+    project.create_api("--group db --version v1alpha1 --kind MySQLCluster");
+    fails_unchanged(
+        &project.root,
+        "generate bundle --version 0.1.0",
+        1,
+        &[
+            "config/crd/bases is missing",
+            "Run `make manifests` (or `opgen generate manifests`) first",
+        ],
+    );
+}

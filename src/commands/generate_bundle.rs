@@ -10,6 +10,7 @@ use crate::{
     bundle::{self, PackageName, base, kustomize::Renderer, options, previous::PreviousBundle},
     cli::BundleArgs,
     interrupt::Interrupt,
+    manifests::crds,
     plan::{OnConflict, Plan},
     project::Project,
     shell::Shell,
@@ -53,6 +54,12 @@ fn generate(
         bail!(
             "{kustomization} is missing: it lists what goes into the bundle (../default and ../samples)\n\nScaffold it with `opgen generate bundle --init-base --package {}` (your CSV base is kept)",
             options.package
+        );
+    }
+    if !root.join(crds::BASES_DIR).is_dir() {
+        bail!(
+            "{} is missing: the bundle packs the CRDs `generate manifests` writes there\n\nRun `make manifests` (or `opgen generate manifests`) first, then generate the bundle",
+            crds::BASES_DIR
         );
     }
     let stream = renderer.render(root, base::MANIFESTS_DIR)?;

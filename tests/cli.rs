@@ -2231,3 +2231,36 @@ fn generate_bundle_before_generate_manifests_says_to_run_it() {
         ],
     );
 }
+
+#[test]
+fn create_webhook_refuses_a_kind_the_project_does_not_own() {
+    let project = Project::init("demo", "");
+    project.create_api("--group core --version v1 --kind ConfigMap --resource=false");
+    project.create_api(&format!(
+        "--group cert-manager.io --version v1 --kind Certificate --resource=false --external-crd {}",
+        certificate_crd()
+    ));
+    let owned_only = "webhooks are for the kinds this project owns";
+    let fix = "add them to a kind made with `opgen create api` (without --resource=false)";
+    for (flags, what) in [
+        (
+            "--group core --version v1 --kind ConfigMap",
+            "ConfigMap (core) is a built-in Kubernetes kind, recorded under `foreignKinds` in PROJECT",
+        ),
+        (
+            "--group cert-manager.io --version v1 --kind Certificate",
+            "Certificate (cert-manager.io) is a kind of another project's CRD (config/external/certificates.cert-manager.io.yaml)",
+        ),
+        (
+            "--group apps --version v1 --kind Deployment",
+            "Deployment (apps) is a built-in Kubernetes kind:",
+        ),
+    ] {
+        fails_unchanged(
+            &project.root,
+            &format!("create webhook {flags} --validation"),
+            1,
+            &[what, owned_only, fix],
+        );
+    }
+}

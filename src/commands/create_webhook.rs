@@ -6,7 +6,7 @@ use anyhow::bail;
 use crate::{
     cli::CreateWebhookArgs,
     interrupt::Interrupt,
-    model::{Group, Kind, Resource, Version, Webhooks},
+    model::{ApiGroup, BuiltInKind, Group, Kind, Origin, Resource, Version, Webhooks, core_group},
     project::Project,
     prompt::Prompter,
     scaffold,
@@ -16,12 +16,15 @@ use crate::{
 pub fn run(args: CreateWebhookArgs, shell: &mut Shell) -> anyhow::Result<()> {
     let (root, _lock, project) = super::find_project(shell)?;
     let prompter = Prompter::new(args.write.yes);
-    let (group, version, kind) = super::kind_of(
+    let (group, version, kind): (String, String, String) = super::kind_of(
         &prompter,
         args.group.clone(),
         args.version.clone(),
         args.kind.clone(),
     )?;
+    refuse_foreign(&project, &group, &version, &kind)?;
+    let (group, version, kind): (Group, Version, Kind) =
+        (group.parse()?, version.parse()?, kind.parse()?);
     let asked = Webhooks {
         defaulting: args.defaulting,
         validation: args.validation,
@@ -56,6 +59,41 @@ pub fn run(args: CreateWebhookArgs, shell: &mut Shell) -> anyhow::Result<()> {
 pub struct WebhookChange {
     pub project: Project,
     pub resource: Resource,
+}
+
+/// Refuses a kind the project watches but does not own, or a built-in one: the API server
+/// calls an admission or conversion webhook for the kinds whose CRD the project installs.
+fn refuse_foreign(project: &Project, group: &str, version: &str, kind: &str) -> anyhow::Result<()> {
+    let owned = project
+        .resources
+        .iter()
+        .any(|r| r.group.as_str() == group && r.kind.as_str() == kind);
+    if owned {
+        return Ok(());
+    }
+    let same_group = |api_group: &ApiGroup| {
+        api_group.as_str() == group || (api_group.as_str().is_empty() && core_group(group))
+    };
+    let recorded = project
+        .foreign_kinds
+        .iter()
+        .find(|f| same_group(&f.group) && f.kind.as_str() == kind);
+    let what = match recorded {
+        Some(foreign) => match (&foreign.origin, &foreign.crd) {
+            (Origin::External, Some(crd)) => format!(
+                "a kind of another project's CRD ({crd}), recorded under `foreignKinds` in PROJECT"
+            ),
+            _ => "a built-in Kubernetes kind, recorded under `foreignKinds` in PROJECT".to_owned(),
+        },
+        None if BuiltInKind::find(group, version, kind, project.kubernetes_version).is_ok() => {
+            "a built-in Kubernetes kind".to_owned()
+        }
+        None => return Ok(()),
+    };
+    let shown = if core_group(group) { "core" } else { group };
+    bail!(
+        "{kind} ({shown}) is {what}: webhooks are for the kinds this project owns, whose CRDs it installs, and {kind}'s admission and conversion belong to its owner\n\nopgen scaffolds webhooks for those only: add them to a kind made with `opgen create api` (without --resource=false)"
+    );
 }
 
 /// Decides what `create webhook` records, refusing anything that would leave `PROJECT`

@@ -130,8 +130,11 @@ pub struct InitArgs {
     pub write: WriteArgs,
 }
 
+// The kind a command is about, as typed: `create api` and `create webhook` share the flags,
+// and each command turns the words into the model's types. (A `//` comment: a doc comment
+// on a flattened struct would become the about text of every command that flattens it.)
 #[derive(Debug, Args)]
-pub struct CreateApiArgs {
+pub struct KindArgs {
     /// API group, without the domain, e.g. db
     #[arg(long)]
     pub group: Option<String>,
@@ -141,6 +144,12 @@ pub struct CreateApiArgs {
     /// Kind, in PascalCase, e.g. MySQLCluster
     #[arg(long)]
     pub kind: Option<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct CreateApiArgs {
+    #[command(flatten)]
+    pub kind: KindArgs,
     /// Plural resource name (default: the English plural of the lowercase kind)
     #[arg(long)]
     pub plural: Option<String>,
@@ -211,16 +220,14 @@ pub struct CreateApiArgs {
 }
 
 #[derive(Debug, Args)]
+#[command(
+    mut_arg("group", |arg| arg.help("API group of the kind, without the domain, e.g. db")),
+    mut_arg("version", |arg| arg.help("API version the admission webhooks receive objects in, e.g. v1alpha1")),
+    mut_arg("kind", |arg| arg.help("Kind, in PascalCase, as created with `opgen create api`")),
+)]
 pub struct CreateWebhookArgs {
-    /// API group of the kind, without the domain, e.g. db
-    #[arg(long)]
-    pub group: Option<String>,
-    /// API version the admission webhooks receive objects in, e.g. v1alpha1
-    #[arg(long)]
-    pub version: Option<String>,
-    /// Kind, in PascalCase, as created with `opgen create api`
-    #[arg(long)]
-    pub kind: Option<String>,
+    #[command(flatten)]
+    pub kind: KindArgs,
     /// A mutating webhook that sets defaults on create and update
     #[arg(long)]
     pub defaulting: bool,

@@ -32,7 +32,6 @@ use serde_json::Value;
 pub use channel::{Channel, Channels};
 pub use csv_name::{BundleVersion, CsvName};
 pub use package_name::PackageName;
-pub use validate::Scope;
 
 use crate::{
     plan::{Owner, PlannedFile},
@@ -137,12 +136,7 @@ pub fn files(
     ));
     files.push(PlannedFile::new(DOCKERFILE, dockerfile, Owner::Manifest));
 
-    let scope = if project.namespaced() {
-        Scope::Namespace
-    } else {
-        Scope::Cluster
-    };
-    let problems = validate::validate(&files, scope);
+    let problems = validate::validate(&files, project.operator_scope);
     if !problems.is_empty() {
         let base_file = base::base_path(&options.package);
         let lines: Vec<String> = problems

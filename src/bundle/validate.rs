@@ -15,6 +15,7 @@ use super::{
 use crate::{
     model::{ImageRef, dns},
     plan::PlannedFile,
+    project::Scope,
 };
 
 /// One thing OLM would refuse.
@@ -34,15 +35,6 @@ impl std::fmt::Display for Problem {
             write!(f, "{}: {}: {}", self.file, self.field, self.message)
         }
     }
-}
-
-/// What the operator's scope allows of install modes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Scope {
-    /// Watches every namespace: AllNamespaces only.
-    Cluster,
-    /// Watches one namespace: OwnNamespace or SingleNamespace.
-    Namespace,
 }
 
 struct Checker {

@@ -20,12 +20,7 @@ pub fn run(args: CreateApiArgs, shell: &mut Shell) -> anyhow::Result<()> {
     let (root, _lock, project) = super::find_project(shell)?;
     let prompter = Prompter::new(args.write.yes);
     // Words as given: a kind the project does not own may be in a group such as `core`.
-    let (group, version, kind): (String, String, String) = super::kind_of(
-        &prompter,
-        args.group.clone(),
-        args.version.clone(),
-        args.kind.clone(),
-    )?;
+    let (group, version, kind): (String, String, String) = super::kind_of(&prompter, &args.kind)?;
 
     if args.external_crd.is_some() && args.resource != Some(false) {
         bail!(

@@ -16,12 +16,7 @@ use crate::{
 pub fn run(args: CreateWebhookArgs, shell: &mut Shell) -> anyhow::Result<()> {
     let (root, _lock, project) = super::find_project(shell)?;
     let prompter = Prompter::new(args.write.yes);
-    let (group, version, kind): (String, String, String) = super::kind_of(
-        &prompter,
-        args.group.clone(),
-        args.version.clone(),
-        args.kind.clone(),
-    )?;
+    let (group, version, kind): (String, String, String) = super::kind_of(&prompter, &args.kind)?;
     refuse_foreign(&project, &group, &version, &kind)?;
     let (group, version, kind): (Group, Version, Kind) =
         (group.parse()?, version.parse()?, kind.parse()?);

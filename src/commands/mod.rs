@@ -17,6 +17,7 @@ use anyhow::Context as _;
 
 use crate::{
     apply,
+    cli::KindArgs,
     interrupt::Interrupt,
     lock::ProjectLock,
     model::OpgenVersion,
@@ -46,18 +47,21 @@ pub fn find_project(shell: &mut Shell) -> anyhow::Result<(PathBuf, ProjectLock, 
 /// name a kind the project does not own (`create api --resource=false`).
 pub fn kind_of<G, V, K>(
     prompter: &crate::prompt::Prompter,
-    group: Option<String>,
-    version: Option<String>,
-    kind: Option<String>,
+    args: &KindArgs,
 ) -> anyhow::Result<(G, V, K)>
 where
     G: std::str::FromStr<Err: std::fmt::Display + std::error::Error + Send + Sync + 'static>,
     V: std::str::FromStr<Err: std::fmt::Display + std::error::Error + Send + Sync + 'static>,
     K: std::str::FromStr<Err: std::fmt::Display + std::error::Error + Send + Sync + 'static>,
 {
-    let group = prompter.value(group, "--group", "API group (without the domain)", None)?;
-    let version = prompter.value(version, "--version", "API version", None)?;
-    let kind = prompter.value(kind, "--kind", "Kind (PascalCase)", None)?;
+    let group = prompter.value(
+        args.group.clone(),
+        "--group",
+        "API group (without the domain)",
+        None,
+    )?;
+    let version = prompter.value(args.version.clone(), "--version", "API version", None)?;
+    let kind = prompter.value(args.kind.clone(), "--kind", "Kind (PascalCase)", None)?;
     Ok((group, version, kind))
 }
 

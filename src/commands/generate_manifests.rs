@@ -47,7 +47,7 @@ fn generate(
 ) -> anyhow::Result<ExitCode> {
     // The markers are read in an instant and the build may take minutes: fail fast.
     let rules = markers::read_controllers(root, project)?;
-    let webhooks = manifests::webhooks::read_webhooks(root)?;
+    let webhooks = markers::webhook::read_webhooks(root)?;
 
     // crdgen is built from the api crate as it is on disk, but part of that crate (its module
     // tree and `all_crds()`) is generated from PROJECT. When those files are out of date

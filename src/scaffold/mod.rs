@@ -383,7 +383,7 @@ fn render_webhook_config(
     {
         let mut webhooks = Vec::new();
         for file in planned.iter().filter(|f| f.path.ends_with(".rs")) {
-            webhooks.extend(crate::manifests::webhooks::parse_source(
+            webhooks.extend(crate::manifests::markers::webhook::parse_source(
                 &file.path,
                 &file.contents,
             )?);

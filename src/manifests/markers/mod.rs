@@ -10,6 +10,8 @@
 //! is prose and ignored. Every marker must parse: a typo in a permission would otherwise
 //! surface only as a `forbidden` error in the cluster, far from its cause.
 
+pub mod webhook;
+
 use std::{fmt, path::Path};
 
 use anyhow::Context as _;

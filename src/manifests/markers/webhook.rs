@@ -5,12 +5,19 @@
 //! ```
 //!
 //! They are read from the webhook files under `src/webhooks/`, with the strictness of the RBAC
-//! markers: a marker that does not parse is an error with its file and line, since a typo would
-//! otherwise surface only as a webhook the API server never calls.
+//! markers and their grammar ([`super::syntax`]): a marker that does not parse is an error with
+//! its file and line, since a typo would otherwise surface only as a webhook the API server
+//! never calls.
 
-use std::{collections::BTreeMap, path::Path};
+use std::path::Path;
 
-use super::{Place, marker_lines, rust_files};
+use super::{
+    rust_files,
+    syntax::{
+        Arguments, InvalidMarkers, MarkerError, Place, Problem, common_hint, is_name_char, list,
+        marker_lines,
+    },
+};
 use crate::manifests::webhooks::{
     ClientConfig, RuleWithOperations, SERVICE_NAME, SERVICE_NAMESPACE, ServiceReference, Webhook,
 };
@@ -31,6 +38,7 @@ const KEYS: [&str; 10] = [
     "admissionReviewVersions",
 ];
 
+/// The marker's verbs, and the operations of the webhook's rule they stand for.
 const VERBS: [(&str, &str); 5] = [
     ("create", "CREATE"),
     ("update", "UPDATE"),
@@ -39,10 +47,33 @@ const VERBS: [(&str, &str); 5] = [
     ("*", "*"),
 ];
 
-/// A marker that cannot be used, where it is and why; all of them are reported at once.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("{}", .0.iter().map(|(place, problem)| format!("{}:{}: {problem}\n  {}", place.file, place.line, place.text)).collect::<Vec<_>>().join("\n\n"))]
-pub struct InvalidWebhookMarkers(pub Vec<(Place, String)>);
+/// The advice under a webhook marker's error, when there is one.
+fn hint(problem: &Problem) -> Option<String> {
+    let hint = match problem {
+        Problem::UnknownMarker(_) | Problem::NoArguments => {
+            "In a webhook file, the marker is `+opgen:webhook:path=…,mutating=…,failurePolicy=…,sideEffects=None,groups=…,resources=…,verbs=…,versions=…,name=…,admissionReviewVersions=v1`".to_owned()
+        }
+        Problem::NotKeyValue(_) | Problem::UnknownKey(_) => {
+            format!("Expected keys: {}", KEYS.join(", "))
+        }
+        Problem::UnknownVerb { .. } => {
+            let verbs: Vec<&str> = VERBS.iter().map(|(verb, _)| *verb).collect();
+            format!("Expected verbs: {}", verbs.join(", "))
+        }
+        Problem::DuplicateName { .. } => "Rename one of them".to_owned(),
+        other => return common_hint(other),
+    };
+    Some(hint)
+}
+
+fn error(place: Place, problem: Problem) -> MarkerError {
+    let hint = hint(&problem);
+    MarkerError {
+        place,
+        problem,
+        hint,
+    }
+}
 
 /// Reads the webhook markers of every `.rs` file under `src/webhooks/`, in path order.
 pub fn read_webhooks(root: &Path) -> anyhow::Result<Vec<Webhook>> {
@@ -60,29 +91,27 @@ pub fn read_webhooks(root: &Path) -> anyhow::Result<Vec<Webhook>> {
             .iter()
             .find(|(_, other)| other.name == webhook.name)
         {
-            errors.push((
-                place.clone(),
-                format!(
-                    "webhook name `{}` is used by {}:{} too; every webhook has its own name\n  Rename one of them",
-                    webhook.name, first.file, first.line
-                ),
-            ));
+            let problem = Problem::DuplicateName {
+                name: webhook.name.clone(),
+                first: format!("{}:{}", first.file, first.line),
+            };
+            errors.push(error(place.clone(), problem));
         }
     }
     if !errors.is_empty() {
-        return Err(InvalidWebhookMarkers(errors).into());
+        return Err(InvalidMarkers(errors).into());
     }
     Ok(webhooks.into_iter().map(|(_, webhook)| webhook).collect())
 }
 
 /// The webhooks of the markers of one file's `text`; `file` is only for messages.
-pub fn parse_source(file: &str, text: &str) -> Result<Vec<Webhook>, InvalidWebhookMarkers> {
+pub fn parse_source(file: &str, text: &str) -> Result<Vec<Webhook>, InvalidMarkers> {
     let (mut webhooks, mut errors) = (Vec::new(), Vec::new());
     parse_markers(file, text, &mut webhooks, &mut errors);
     if errors.is_empty() {
         Ok(webhooks.into_iter().map(|(_, webhook)| webhook).collect())
     } else {
-        Err(InvalidWebhookMarkers(errors))
+        Err(InvalidMarkers(errors))
     }
 }
 
@@ -90,125 +119,111 @@ fn parse_markers(
     file: &str,
     text: &str,
     webhooks: &mut Vec<(Place, Webhook)>,
-    errors: &mut Vec<(Place, String)>,
+    errors: &mut Vec<MarkerError>,
 ) {
     for (place, body) in marker_lines(file, text) {
         match parse_marker(body) {
             Ok(webhook) => webhooks.push((place, webhook)),
-            Err(problem) => errors.push((place, problem)),
+            Err(problem) => errors.push(error(place, problem)),
         }
     }
 }
 
-pub(crate) fn parse_marker(body: &str) -> Result<Webhook, String> {
-    let (name, arguments) = body.split_once(':').unwrap_or((body, ""));
-    if name != "webhook" {
-        return Err(format!(
-            "unknown marker `+opgen:{name}` in a webhook file\nThe webhook marker is `+opgen:webhook:path=…,mutating=…,failurePolicy=…,sideEffects=None,groups=…,resources=…,verbs=…,versions=…,name=…,admissionReviewVersions=v1`"
-        ));
-    }
-    let mut values: BTreeMap<&str, &str> = BTreeMap::new();
-    for pair in arguments.split(',') {
-        let Some((key, value)) = pair.split_once('=') else {
-            return Err(format!(
-                "`{}` is not a `key=value` pair in marker\nExpected keys: {}",
-                pair.trim(),
-                KEYS.join(", ")
-            ));
-        };
-        let key = key.trim();
-        if !KEYS.contains(&key) {
-            return Err(format!(
-                "unknown key `{key}` in marker\nExpected keys: {}",
-                KEYS.join(", ")
-            ));
-        }
-        if values.insert(key, value.trim()).is_some() {
-            return Err(format!("key `{key}` is given twice in marker"));
-        }
-    }
-    let get = |key: &str| {
-        values
+pub(crate) fn parse_marker(body: &str) -> Result<Webhook, Problem> {
+    let arguments = Arguments::parse(body, "webhook", &KEYS)?;
+    let get = |key: &'static str| {
+        arguments
             .get(key)
-            .copied()
-            .ok_or_else(|| format!("key `{key}` is missing from marker"))
+            .map(str::trim)
+            .ok_or(Problem::MissingKey(key))
+    };
+    let invalid = |key: &'static str, value: &str, why: &'static str| Problem::InvalidValue {
+        key,
+        value: value.to_owned(),
+        why,
     };
     let path = get("path")?;
     if !path.starts_with('/') || path.contains(char::is_whitespace) {
-        return Err(format!(
-            "invalid path `{path}` in marker: use a URL path such as `/validate-db-example-com-v1-backup`"
+        return Err(invalid(
+            "path",
+            path,
+            "use a URL path such as `/validate-db-example-com-v1-backup`",
         ));
     }
     let mutating = match get("mutating")? {
         "true" => true,
         "false" => false,
-        other => {
-            return Err(format!(
-                "invalid mutating `{other}` in marker: use true or false"
-            ));
-        }
+        other => return Err(invalid("mutating", other, "use true or false")),
     };
-    let failure_policy = match get("failurePolicy")?.to_ascii_lowercase().as_str() {
-        "fail" => "Fail",
-        "ignore" => "Ignore",
-        _ => {
-            return Err(format!(
-                "invalid failurePolicy `{}` in marker: use fail or ignore",
-                get("failurePolicy")?
-            ));
-        }
+    let failure_policy = match get("failurePolicy")? {
+        policy if policy.eq_ignore_ascii_case("fail") => "Fail",
+        policy if policy.eq_ignore_ascii_case("ignore") => "Ignore",
+        other => return Err(invalid("failurePolicy", other, "use fail or ignore")),
     };
     let side_effects = match get("sideEffects")? {
         value @ ("None" | "NoneOnDryRun") => value,
         other => {
-            return Err(format!(
-                "invalid sideEffects `{other}` in marker: admission webhooks v1 take None or NoneOnDryRun"
+            return Err(invalid(
+                "sideEffects",
+                other,
+                "admission webhooks v1 take None or NoneOnDryRun",
             ));
         }
     };
     let name = get("name")?;
     if name.split('.').count() < 3 || !name.chars().all(is_name_char) {
-        return Err(format!(
-            "invalid name `{name}` in marker: the API server wants a qualified name of three parts or more, such as `vbackup-v1.db.example.com`"
+        return Err(invalid(
+            "name",
+            name,
+            "the API server wants a qualified name of three parts or more, such as `vbackup-v1.db.example.com`",
         ));
     }
-    let operations = list("verbs", get("verbs")?, |verb| {
+    let operations = list("verbs", Some(get("verbs")?), |verb| {
         VERBS
             .iter()
             .find(|(marker, _)| *marker == verb)
             .map(|(_, operation)| (*operation).to_owned())
-            .ok_or_else(|| {
-                format!("unknown verb `{verb}` in marker\nExpected verbs: create, update, delete, connect, *")
+            .ok_or_else(|| Problem::UnknownVerb {
+                verb: verb.to_owned(),
+                urls: false,
             })
     })?;
+    // The core group is `""` (or `core`), the one name that may be empty.
     let names = |key: &'static str| {
         move |value: &str| {
+            let value = if key == "group" && value == "core" {
+                ""
+            } else {
+                value
+            };
             if value.chars().all(is_name_char) || value == "*" {
                 Ok(value.to_owned())
             } else {
-                Err(format!(
-                    "invalid {key} `{value}` in marker: use lowercase letters, digits, `-` and `.`"
+                Err(invalid(
+                    key,
+                    value,
+                    "use lowercase letters, digits, `-` and `.`",
                 ))
             }
         }
     };
     let review_versions = list(
         "admissionReviewVersions",
-        get("admissionReviewVersions")?,
+        Some(get("admissionReviewVersions")?),
         |v| match v {
             "v1" | "v1beta1" => Ok(v.to_owned()),
-            _ => Err(format!(
-                "invalid admissionReviewVersions `{v}` in marker: the runtime answers v1"
+            _ => Err(invalid(
+                "admissionReviewVersions",
+                v,
+                "the runtime answers v1",
             )),
         },
     )?;
     let rule = RuleWithOperations {
-        api_groups: list("groups", get("groups")?, |group| {
-            names("group")(if group == "core" { "" } else { group })
-        })?,
-        api_versions: list("versions", get("versions")?, names("version"))?,
+        api_groups: list("groups", Some(get("groups")?), names("group"))?,
+        api_versions: list("versions", Some(get("versions")?), names("version"))?,
         operations,
-        resources: list("resources", get("resources")?, names("resource"))?,
+        resources: list("resources", Some(get("resources")?), names("resource"))?,
     };
     Ok(Webhook {
         mutating,
@@ -225,27 +240,6 @@ pub(crate) fn parse_marker(body: &str) -> Result<Webhook, String> {
         rules: vec![rule],
         side_effects: side_effects.to_owned(),
     })
-}
-
-fn is_name_char(c: char) -> bool {
-    c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-' || c == '.'
-}
-
-/// A `;`-separated list whose items are checked by `item`.
-fn list(
-    key: &str,
-    raw: &str,
-    item: impl Fn(&str) -> Result<String, String>,
-) -> Result<Vec<String>, String> {
-    raw.split(';')
-        .map(|part| {
-            let part = part.trim().trim_matches('"');
-            if part.is_empty() && key != "groups" {
-                return Err(format!("`{key}` has an empty item in marker"));
-            }
-            item(part)
-        })
-        .collect()
 }
 
 #[cfg(test)]
@@ -288,7 +282,7 @@ mod tests {
             ),
             (MUTATE.replace("path=/", "path="), "invalid path"),
         ] {
-            let problem = parse_marker(&marker).unwrap_err();
+            let problem = parse_marker(&marker).unwrap_err().to_string();
             assert!(problem.contains(needle), "{needle}: {problem}");
         }
     }
@@ -312,5 +306,24 @@ mod tests {
         assert!(err.contains("src/webhooks/db/backup_v1.rs:4: webhook name `mbackup-v1.db.example.com` is used by src/webhooks/db/backup_v1.rs:3 too"), "{err}");
         std::fs::write(dir.join("backup_v1.rs"), format!("// +opgen:{MUTATE}\n")).unwrap();
         assert_eq!(read_webhooks(root.path()).unwrap().len(), 1);
+    }
+
+    #[test]
+    fn errors_read_as_the_rbac_markers_do() {
+        let marker = format!("// +opgen:{MUTATE},colour=blue");
+        let errors = parse_source("src/webhooks/db/backup_v1.rs", &marker).unwrap_err();
+        assert_eq!(
+            errors.to_string(),
+            format!(
+                "src/webhooks/db/backup_v1.rs:1: unknown key `colour` in marker\n  {marker}\nExpected keys: {}",
+                KEYS.join(", ")
+            )
+        );
+        let patch = format!("// +opgen:{}", MUTATE.replace("create;update", "patch"));
+        let verbs = parse_source("f.rs", &patch).unwrap_err().to_string();
+        assert!(
+            verbs.ends_with("\nExpected verbs: create, update, delete, connect, *"),
+            "{verbs}"
+        );
     }
 }

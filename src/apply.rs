@@ -13,8 +13,9 @@ use anyhow::Context as _;
 use similar::TextDiff;
 
 use crate::{
+    files::read_existing,
     interrupt::Interrupt,
-    plan::{Action, FileChange, Plan, read_existing},
+    plan::{Action, FileChange, Plan},
     shell::Shell,
 };
 

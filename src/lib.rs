@@ -9,6 +9,7 @@ pub mod apply;
 pub mod bundle;
 pub mod cli;
 pub mod commands;
+pub mod files;
 pub mod interrupt;
 pub mod lock;
 pub mod manifests;

@@ -1,13 +1,9 @@
 //! A plan: every file a command will write, rendered in memory and checked against the disk
 //! before a single byte is written.
 
-use std::{
-    fs,
-    io::ErrorKind,
-    path::{Path, PathBuf},
-};
+use std::path::{Path, PathBuf};
 
-use anyhow::Context as _;
+use crate::files::read_existing;
 
 /// Every generated file starts with a line holding this text; it is how opgen tells that a
 /// file on disk is still its own to rewrite.
@@ -128,7 +124,7 @@ impl Plan {
         on_conflict: OnConflict,
     ) -> Result<Self, PlanError> {
         check_paths_distinct(&files)?;
-        files.sort_by_key(|file| file.path == crate::project::FILE_NAME);
+        files.sort_by_key(|file| file.owner == Owner::Record);
         let changes = files
             .into_iter()
             .map(|file| {
@@ -199,23 +195,6 @@ fn decide(
     }
 }
 
-/// A file's text, or `None` when there is no file.
-pub(crate) fn read_existing(path: &Path) -> std::io::Result<Option<String>> {
-    match fs::read_to_string(path) {
-        Ok(text) => Ok(Some(text)),
-        // A file standing where a parent directory should be surfaces when writing.
-        Err(err) if matches!(err.kind(), ErrorKind::NotFound | ErrorKind::NotADirectory) => {
-            Ok(None)
-        }
-        Err(err) => Err(err),
-    }
-}
-
-/// Reads a file that a plan needs as input, with the path in the error.
-pub fn read_to_string(path: &Path) -> anyhow::Result<String> {
-    fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -227,7 +206,7 @@ mod tests {
     ) -> Result<Action, PlanError> {
         let dir = tempfile::tempdir().unwrap();
         for (path, contents) in existing {
-            fs::write(dir.path().join(path), contents).unwrap();
+            std::fs::write(dir.path().join(path), contents).unwrap();
         }
         Plan::new(dir.path(), vec![file], on_conflict).map(|plan| plan.changes[0].action)
     }
@@ -328,7 +307,7 @@ mod tests {
         let plan = Plan::new(
             dir.path(),
             vec![
-                PlannedFile::new("PROJECT", "p", Owner::Manifest),
+                PlannedFile::new("PROJECT", "p", Owner::Record),
                 PlannedFile::new("b.rs", "b", Owner::Scaffolded),
                 PlannedFile::new("a.rs", "a", Owner::Scaffolded),
             ],

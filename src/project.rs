@@ -129,7 +129,7 @@ impl Project {
         let root = find_root(dir)?;
         let lock = ProjectLock::acquire(&root)?;
         let path = root.join(FILE_NAME);
-        let text = crate::plan::read_to_string(&path)?;
+        let text = crate::files::read_to_string(&path)?;
         let project = Project::parse(&text, &path)?;
         if let Err(found) = scaffolded::check(&project, &root) {
             let line = text

@@ -142,7 +142,7 @@ pub fn read(root: &Path, package: &PackageName) -> anyhow::Result<Value> {
             "{relative} is missing: the bundle's ClusterServiceVersion is built on this base of yours (display name, description, icon, maintainers, install modes)\n\nScaffold it with `opgen generate bundle --init-base --package {package}`, fill it in, then run this again"
         );
     }
-    let text = crate::plan::read_to_string(&path)?;
+    let text = crate::files::read_to_string(&path)?;
     let base: Value = serde_saphyr::from_str(&text).map_err(|err| {
         anyhow::anyhow!(
             "{relative} is not YAML: {}",

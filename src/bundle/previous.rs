@@ -63,7 +63,7 @@ impl PreviousBundle {
             )
         };
         let annotations =
-            metadata::parse_annotations(&crate::plan::read_to_string(&path)?).map_err(broken)?;
+            metadata::parse_annotations(&crate::files::read_to_string(&path)?).map_err(broken)?;
         let value = |key: &str| {
             annotations
                 .get(key)
@@ -100,7 +100,7 @@ impl PreviousCsv {
         if !path.is_file() {
             return Ok(None);
         }
-        let text = crate::plan::read_to_string(&path)?;
+        let text = crate::files::read_to_string(&path)?;
         let csv: Csv = serde_saphyr::from_str(&text)
             .map_err(|err| anyhow::anyhow!("{}", err.to_string().lines().next().unwrap_or("")))
             .with_context(|| format!("{relative} is not a ClusterServiceVersion opgen can read; restore it from version control, or delete bundle/ to start afresh"))?;

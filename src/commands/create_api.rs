@@ -29,7 +29,11 @@ pub fn run(args: CreateApiArgs, shell: &mut Shell) -> anyhow::Result<()> {
     }
     let interrupt = Interrupt::catch_signals()?;
     if foreign::is_foreign(&project, &group, &kind, &args) {
-        let change = foreign::plan(&project, &group, &version, &kind, &args)?;
+        // An external kind with `--external-crd`, else a built-in one.
+        let change = match &args.external_crd {
+            Some(crd) => external::plan(&project, crd, &group, &version, &kind, &args)?,
+            None => foreign::plan_built_in(&project, &group, &version, &kind, &args)?,
+        };
         let (files, formatted) = scaffold::foreign_files(
             &change.project,
             &change.foreign,

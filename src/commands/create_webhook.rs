@@ -1,12 +1,16 @@
 //! `opgen create webhook`: adds defaulting, validation or conversion webhooks to a kind that
 //! `create api` made.
 
+use std::path::Path;
+
 use anyhow::bail;
 
 use crate::{
     cli::CreateWebhookArgs,
     interrupt::Interrupt,
+    manifests::{markers, webhooks},
     model::{ApiGroup, BuiltInKind, Group, Kind, Origin, Resource, Version, Webhooks, core_group},
+    plan::PlannedFile,
     project::Project,
     prompt::Prompter,
     scaffold,
@@ -33,6 +37,7 @@ pub fn run(args: CreateWebhookArgs, shell: &mut Shell) -> anyhow::Result<()> {
         &change.resource,
         root.as_path(),
         &interrupt,
+        |planned| first_manifests(&root, &change.project, planned),
     )?;
     super::write_scaffold(
         &root,
@@ -47,6 +52,27 @@ pub fn run(args: CreateWebhookArgs, shell: &mut Shell) -> anyhow::Result<()> {
         shell.hint(&next_steps(&change));
     }
     Ok(())
+}
+
+/// The webhook configurations and the development overlay of a project that has none yet,
+/// from the markers of the webhook files `planned`, so that the first webhook deploys before
+/// any `generate manifests` (which keeps them up to date after).
+fn first_manifests(
+    root: &Path,
+    project: &Project,
+    planned: &[PlannedFile],
+) -> anyhow::Result<Vec<PlannedFile>> {
+    if root.join(webhooks::MANIFESTS_FILE).exists() {
+        return Ok(Vec::new());
+    }
+    let mut found = Vec::new();
+    for file in planned.iter().filter(|f| f.path.ends_with(".rs")) {
+        found.extend(markers::webhook::parse_source(&file.path, &file.contents)?);
+    }
+    Ok(vec![
+        webhooks::manifests_file(project, &found),
+        webhooks::dev_file(project, &found),
+    ])
 }
 
 /// The project after the change, and the version whose webhooks changed.

@@ -25,7 +25,7 @@ impl StoredCrds<'_> {
         if let Some(file) = self.pending.iter().find(|f| f.path == path) {
             return Ok(file.contents.clone());
         }
-        crate::plan::read_to_string(&self.root.join(path))
+        crate::files::read_to_string(&self.root.join(path))
     }
 }
 

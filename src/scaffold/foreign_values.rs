@@ -1,9 +1,9 @@
 //! The values templates see for kinds the project watches without owning them (`PROJECT`'s
-//! `foreignKinds`), and how they join the project's controller and api module trees.
+//! `foreignKinds`); [`super::values`] places their controllers in the project's module tree.
 
 use serde::Serialize;
 
-use super::values::{GroupValues, ProjectValues};
+use super::values::ProjectValues;
 use crate::{
     model::{BuiltInKind, ForeignKind, Origin},
     project::Project,
@@ -73,78 +73,10 @@ impl ForeignKindValues {
     }
 }
 
-/// Adds the controllers of the foreign kinds to the project's controller modules: into the
-/// module of an owned group of the same name, or a module of their own.
-pub fn add_controllers(
-    project: &Project,
-    groups: &mut Vec<GroupValues>,
-    controllers: &mut Vec<String>,
-) {
-    for foreign in &project.foreign_kinds {
-        let module = foreign.group.module();
-        controllers.push(format!("{module}::{}", foreign.module()));
-        match groups.iter_mut().find(|g| g.module == module) {
-            Some(group) => {
-                group.controllers.push(foreign.module());
-                group.controllers.sort();
-            }
-            None => groups.push(GroupValues {
-                group: foreign.group.shown().to_owned(),
-                module,
-                versions: Vec::new(),
-                controllers: vec![foreign.module()],
-                integration_tests: Vec::new(),
-            }),
-        }
-    }
-    groups.sort_by(|a, b| a.module.cmp(&b.module));
-    controllers.sort();
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::{model::Resource, project::Scope};
-
-    #[test]
-    fn foreign_controllers_join_an_owned_group_of_their_module_or_have_their_own() {
-        let mut project = Project::for_test("demo", Scope::Cluster);
-        project
-            .resources
-            .push(Resource::for_test("apps", "v1", "Website"));
-        project.foreign_kinds = vec![
-            ForeignKind::built_in_for_test("apps", "v1", "Deployment"),
-            ForeignKind::built_in_for_test("", "v1", "ConfigMap"),
-        ];
-        let values = ProjectValues::new(&project);
-        let groups: Vec<(&str, usize, &[String])> = values
-            .groups
-            .iter()
-            .map(|g| {
-                (
-                    g.module.as_str(),
-                    g.versions.len(),
-                    g.controllers.as_slice(),
-                )
-            })
-            .collect();
-        assert_eq!(
-            groups,
-            [
-                (
-                    "apps",
-                    1,
-                    &["deployment".to_owned(), "website".to_owned()][..]
-                ),
-                ("core", 0, &["config_map".to_owned()][..]),
-            ]
-        );
-        assert_eq!(
-            values.controllers,
-            ["apps::deployment", "apps::website", "core::config_map"]
-        );
-        assert!(!values.external_types);
-    }
+    use crate::project::Scope;
 
     #[test]
     fn the_controller_names_the_type_through_its_module() {

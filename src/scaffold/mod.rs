@@ -240,13 +240,15 @@ fn with_generated(
 
 /// Everything `create webhook` writes in the project at `root` for the webhooks of
 /// `resource`: its scaffolded webhook file (for admission webhooks), the webhook server's
-/// crates added to `Cargo.toml`, and the generated files of the updated project (with
-/// `PROJECT`). The second value is as for [`resource_files`].
+/// crates added to `Cargo.toml`, the files `first_manifests` makes of those planned so far,
+/// and the generated files of the updated project (with `PROJECT`). The second value is as
+/// for [`resource_files`].
 pub fn webhook_files(
     project: &Project,
     resource: &Resource,
     root: &Path,
     interrupt: &Interrupt,
+    first_manifests: impl FnOnce(&[PlannedFile]) -> anyhow::Result<Vec<PlannedFile>>,
 ) -> anyhow::Result<(Vec<PlannedFile>, bool)> {
     let mut files = render_webhook_file(project, resource)?;
     if resource
@@ -257,28 +259,30 @@ pub fn webhook_files(
             files.push(render_conversion_file(project, spoke)?);
         }
     }
-    let manifest = crate::plan::read_to_string(&root.join("Cargo.toml"))?;
+    let manifest = crate::files::read_to_string(&root.join("Cargo.toml"))?;
     files.push(PlannedFile::new(
         "Cargo.toml",
         cargo_toml::with_webhook_dependencies(&manifest)?,
         Owner::Amended,
     ));
     let default = "config/default/kustomization.yaml";
-    let kustomization = crate::plan::read_to_string(&root.join(default))?;
+    let kustomization = crate::files::read_to_string(&root.join(default))?;
     files.push(PlannedFile::new(
         default,
         kustomization::with_webhook_wiring(&kustomization, !project.namespaced())?,
         Owner::Amended,
     ));
     let policies = "config/network-policy/kustomization.yaml";
-    if let Some(policies_text) = crate::plan::read_existing(&root.join(policies))? {
+    if let Some(policies_text) = crate::files::read_existing(&root.join(policies))? {
         files.push(PlannedFile::new(
             policies,
             kustomization::with_webhook_policy(&policies_text),
             Owner::Amended,
         ));
     }
-    files.extend(render_webhook_config(project, &files, root)?);
+    files.extend(render_webhook_config(project, root)?);
+    let manifests = first_manifests(&files)?;
+    files.extend(manifests);
     with_generated(project, files, &[], root, interrupt)
 }
 
@@ -316,14 +320,9 @@ pub fn scaffolded_files(
 }
 
 /// The kustomize files of the webhooks, written by the first webhook (and again by a later
-/// one when they are gone): `config/webhook/` with its Service, the `config/certmanager`
-/// component, and a first `config/webhook/manifests.yaml` from the markers of `planned`
-/// (`generate manifests` keeps it up to date).
-fn render_webhook_config(
-    project: &Project,
-    planned: &[PlannedFile],
-    root: &Path,
-) -> anyhow::Result<Vec<PlannedFile>> {
+/// one when they are gone): `config/webhook/` with its Service and the `config/certmanager`
+/// component.
+fn render_webhook_config(project: &Project, root: &Path) -> anyhow::Result<Vec<PlannedFile>> {
     let templates = Templates::get();
     let values = ProjectValues::new(project);
     let mut files = Vec::new();
@@ -376,22 +375,6 @@ fn render_webhook_config(
                 Owner::Scaffolded,
             ));
         }
-    }
-    if !root
-        .join(crate::manifests::webhooks::MANIFESTS_FILE)
-        .exists()
-    {
-        let mut webhooks = Vec::new();
-        for file in planned.iter().filter(|f| f.path.ends_with(".rs")) {
-            webhooks.extend(crate::manifests::markers::webhook::parse_source(
-                &file.path,
-                &file.contents,
-            )?);
-        }
-        files.push(crate::manifests::webhooks::manifests_file(
-            project, &webhooks,
-        ));
-        files.push(crate::manifests::webhooks::dev_file(project, &webhooks));
     }
     Ok(files)
 }

@@ -200,7 +200,7 @@ impl ProjectValues {
             .map(|k| format!("{}::{}", k.group_module, k.module))
             .collect();
         let mut groups = groups(project);
-        super::foreign_values::add_controllers(project, &mut groups, &mut controllers);
+        add_foreign_controllers(project, &mut groups, &mut controllers);
         Self {
             name: name.to_string(),
             api_crate: name.api_crate(),
@@ -420,6 +420,34 @@ fn groups(project: &Project) -> Vec<GroupValues> {
         .collect()
 }
 
+/// Adds the controllers of the foreign kinds to the project's controller modules: into the
+/// module of an owned group of the same name, or a module of their own.
+fn add_foreign_controllers(
+    project: &Project,
+    groups: &mut Vec<GroupValues>,
+    controllers: &mut Vec<String>,
+) {
+    for foreign in &project.foreign_kinds {
+        let module = foreign.group.module();
+        controllers.push(format!("{module}::{}", foreign.module()));
+        match groups.iter_mut().find(|g| g.module == module) {
+            Some(group) => {
+                group.controllers.push(foreign.module());
+                group.controllers.sort();
+            }
+            None => groups.push(GroupValues {
+                group: foreign.group.shown().to_owned(),
+                module,
+                versions: Vec::new(),
+                controllers: vec![foreign.module()],
+                integration_tests: Vec::new(),
+            }),
+        }
+    }
+    groups.sort_by(|a, b| a.module.cmp(&b.module));
+    controllers.sort();
+}
+
 /// The license text's template, if the project has a license.
 pub fn license_template(license: License) -> Option<&'static str> {
     match license {
@@ -432,6 +460,7 @@ pub fn license_template(license: License) -> Option<&'static str> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::model::ForeignKind;
 
     fn operand_values(image: &str, workload: Workload, run_as_user: Option<i64>) -> OperandValues {
         OperandValues::new(&Operand {
@@ -527,5 +556,45 @@ mod tests {
             (values.run_as_user, values.run_as_group),
             (Some(1000), Some(1000))
         );
+    }
+
+    #[test]
+    fn foreign_controllers_join_an_owned_group_of_their_module_or_have_their_own() {
+        let mut project = Project::for_test("demo", Scope::Cluster);
+        project
+            .resources
+            .push(Resource::for_test("apps", "v1", "Website"));
+        project.foreign_kinds = vec![
+            ForeignKind::built_in_for_test("apps", "v1", "Deployment"),
+            ForeignKind::built_in_for_test("", "v1", "ConfigMap"),
+        ];
+        let values = ProjectValues::new(&project);
+        let groups: Vec<(&str, usize, &[String])> = values
+            .groups
+            .iter()
+            .map(|g| {
+                (
+                    g.module.as_str(),
+                    g.versions.len(),
+                    g.controllers.as_slice(),
+                )
+            })
+            .collect();
+        assert_eq!(
+            groups,
+            [
+                (
+                    "apps",
+                    1,
+                    &["deployment".to_owned(), "website".to_owned()][..]
+                ),
+                ("core", 0, &["config_map".to_owned()][..]),
+            ]
+        );
+        assert_eq!(
+            values.controllers,
+            ["apps::deployment", "apps::website", "core::config_map"]
+        );
+        assert!(!values.external_types);
     }
 }

@@ -33,21 +33,6 @@ pub fn is_foreign(project: &Project, group: &str, kind: &str, args: &CreateApiAr
             .any(|r| r.group.as_str() == group && r.kind.as_str() == kind)
 }
 
-/// The change `create api` makes for a kind the project does not own: an external one with
-/// `--external-crd`, else a built-in one.
-pub fn plan(
-    project: &Project,
-    group: &str,
-    version: &str,
-    kind: &str,
-    args: &CreateApiArgs,
-) -> anyhow::Result<ForeignChange> {
-    match &args.external_crd {
-        Some(crd) => super::external::plan(project, crd, group, version, kind, args),
-        None => plan_built_in(project, group, version, kind, args),
-    }
-}
-
 /// Adds the built-in kind `group`/`version` `kind`, refusing flags that describe types and
 /// anything `PROJECT`'s rules refuse.
 pub fn plan_built_in(

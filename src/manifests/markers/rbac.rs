@@ -10,14 +10,11 @@
 
 use std::path::Path;
 
-use super::{
-    rust_files,
-    syntax::{
-        Arguments, InvalidMarkers, MarkerError, Place, Problem, check_chars, common_hint,
-        is_name_char, list, marker_lines, optional_list, unquote,
-    },
+use super::syntax::{
+    Arguments, InvalidMarkers, MarkerError, Place, Problem, check_chars, common_hint, is_name_char,
+    list, marker_lines, optional_list, unquote,
 };
-use crate::{manifests::rbac::Rule, project::Project};
+use crate::{files::rust_files, manifests::rbac::Rule, project::Project};
 
 /// Where the markers are read from, relative to the project root.
 pub const CONTROLLERS_DIR: &str = "src/controllers";

@@ -11,15 +11,16 @@
 
 use std::path::Path;
 
-use super::{
-    rust_files,
-    syntax::{
-        Arguments, InvalidMarkers, MarkerError, Place, Problem, common_hint, is_name_char, list,
-        marker_lines,
-    },
+use super::syntax::{
+    Arguments, InvalidMarkers, MarkerError, Place, Problem, common_hint, is_name_char, list,
+    marker_lines,
 };
-use crate::manifests::webhooks::{
-    ClientConfig, RuleWithOperations, SERVICE_NAME, SERVICE_NAMESPACE, ServiceReference, Webhook,
+use crate::{
+    files::rust_files,
+    manifests::webhooks::{
+        ClientConfig, RuleWithOperations, SERVICE_NAME, SERVICE_NAMESPACE, ServiceReference,
+        Webhook,
+    },
 };
 
 /// Where the webhook markers are read from, relative to the project root.

@@ -15,6 +15,7 @@ mod kubernetes_version;
 mod license;
 mod non_root_id;
 mod operand;
+mod operand_warnings;
 mod opgen_version;
 mod project_name;
 mod resource;

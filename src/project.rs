@@ -4,6 +4,7 @@
 //! resource added with `create api`. The generated files are a function of it. It is the
 //! user's to edit: every command checks it against the same rules (`rules`) before using it.
 
+pub mod edit;
 mod foreign_rules;
 mod rules;
 mod scaffolded;

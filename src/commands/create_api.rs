@@ -1,7 +1,6 @@
 //! `opgen create api`: adds a kind (or a version of one) and its controller, or a controller
 //! for a kind the project does not own (`foreign`).
 
-mod external;
 mod foreign;
 
 use anyhow::bail;
@@ -10,7 +9,11 @@ use crate::{
     cli::CreateApiArgs,
     interrupt::Interrupt,
     model::{ImageRef, Operand},
-    project::edit::add_resource::{self, AddResource, ResourceChange},
+    plan::{Owner, PlannedFile},
+    project::edit::{
+        add_foreign,
+        add_resource::{self, AddResource, ResourceChange},
+    },
     prompt::Prompter,
     scaffold::{self, ResourceParts},
     shell::Shell,
@@ -29,18 +32,15 @@ pub fn run(args: CreateApiArgs, shell: &mut Shell) -> anyhow::Result<()> {
     }
     let interrupt = Interrupt::catch_signals()?;
     if foreign::is_foreign(&project, &group, &kind, &args) {
-        // An external kind with `--external-crd`, else a built-in one.
-        let change = match &args.external_crd {
-            Some(crd) => external::plan(&project, crd, &group, &version, &kind, &args)?,
-            None => foreign::plan_built_in(&project, &group, &version, &kind, &args)?,
-        };
-        let (files, formatted) = scaffold::foreign_files(
-            &change.project,
-            &change.foreign,
-            change.stored,
-            &root,
-            &interrupt,
-        )?;
+        let request = foreign::request(&args, &group, &version, &kind)?;
+        let change = add_foreign::add_foreign(&project, &request)?;
+        let stored = change
+            .stored
+            .iter()
+            .map(|(path, text)| PlannedFile::new(path, text, Owner::Scaffolded))
+            .collect();
+        let (files, formatted) =
+            scaffold::foreign_files(&change.project, &change.foreign, stored, &root, &interrupt)?;
         let next_steps = format!(
             "\nNext steps:\n  edit {} to write your reconcile logic\n  make manifests   # regenerate the RBAC from the code\n  make test\n",
             change.foreign.controller_file()
@@ -101,7 +101,7 @@ pub fn run(args: CreateApiArgs, shell: &mut Shell) -> anyhow::Result<()> {
 /// Writes the planned files in the project at `root` (or shows them, with `--dry-run`), then
 /// the warnings and the next steps.
 fn finish(
-    (root, files): (&std::path::Path, Vec<crate::plan::PlannedFile>),
+    (root, files): (&std::path::Path, Vec<PlannedFile>),
     formatted: bool,
     args: &CreateApiArgs,
     shell: &mut Shell,

@@ -2,5 +2,6 @@
 //! command line, and the transition that returns the project after it, checked against
 //! `PROJECT`'s rules, or refuses with what to do instead.
 
+pub mod add_foreign;
 pub mod add_resource;
 pub mod add_webhooks;

@@ -11,8 +11,8 @@
 use std::path::Path;
 
 use super::syntax::{
-    Arguments, InvalidMarkers, MarkerError, Place, Problem, check_chars, common_hint, is_name_char,
-    list, marker_lines, optional_list, unquote,
+    Arguments, InvalidMarkers, MarkerError, Place, Problem, Reader, check_chars, common_hint,
+    is_name_char, list, optional_list, unquote,
 };
 use crate::{files::rust_files, manifests::rbac::Rule, project::Project};
 
@@ -96,14 +96,10 @@ fn hint(problem: &Problem) -> Option<String> {
     Some(hint)
 }
 
-fn error(place: Place, problem: Problem) -> MarkerError {
-    let hint = hint(&problem);
-    MarkerError {
-        place,
-        problem,
-        hint,
-    }
-}
+const READER: Reader<Rule> = Reader {
+    parse: parse_marker,
+    hint,
+};
 
 /// Reads the markers of every `.rs` file under `src/controllers/` and `src/runtime/` (in path
 /// order, so that messages come out the same on every run), checks them against the
@@ -136,16 +132,12 @@ pub fn read_controllers(root: &Path, project: &Project) -> anyhow::Result<Vec<Ru
 
 /// The markers of one source file; `file` is only for messages.
 pub fn parse_source(file: &str, text: &str) -> Result<Vec<Marker>, InvalidMarkers> {
-    let mut markers = Vec::new();
-    let mut errors = Vec::new();
-    for (place, body) in marker_lines(file, text) {
-        match parse_marker(body) {
-            Ok(rule) => markers.push(Marker { place, rule }),
-            Err(problem) => errors.push(error(place, problem)),
-        }
-    }
+    let (found, errors) = READER.read(file, text);
     if errors.is_empty() {
-        Ok(markers)
+        Ok(found
+            .into_iter()
+            .map(|(place, rule)| Marker { place, rule })
+            .collect())
     } else {
         Err(InvalidMarkers(errors))
     }
@@ -160,7 +152,7 @@ pub fn check_scope(markers: &[Marker], project: &Project) -> Result<(), InvalidM
     let errors: Vec<MarkerError> = markers
         .iter()
         .filter(|marker| !marker.rule.urls.is_empty())
-        .map(|marker| error(marker.place.clone(), Problem::UrlsInNamespacedProject))
+        .map(|marker| READER.error(marker.place.clone(), Problem::UrlsInNamespacedProject))
         .collect();
     if errors.is_empty() {
         Ok(())

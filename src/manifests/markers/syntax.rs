@@ -83,6 +83,37 @@ pub fn common_hint(problem: &Problem) -> Option<String> {
     Some(hint.to_owned())
 }
 
+/// One grammar's reader: its parser of a marker's text after `+opgen:`, and the advice under
+/// its errors.
+pub struct Reader<T> {
+    pub parse: fn(&str) -> Result<T, Problem>,
+    pub hint: fn(&Problem) -> Option<String>,
+}
+
+impl<T> Reader<T> {
+    pub fn error(&self, place: Place, problem: Problem) -> MarkerError {
+        let hint = (self.hint)(&problem);
+        MarkerError {
+            place,
+            problem,
+            hint,
+        }
+    }
+
+    /// The markers of one file's `text` with where each is, and the errors of those that do
+    /// not parse; `file` is only for messages.
+    pub fn read(&self, file: &str, text: &str) -> (Vec<(Place, T)>, Vec<MarkerError>) {
+        let (mut found, mut errors) = (Vec::new(), Vec::new());
+        for (place, body) in marker_lines(file, text) {
+            match (self.parse)(body) {
+                Ok(marker) => found.push((place, marker)),
+                Err(problem) => errors.push(self.error(place, problem)),
+            }
+        }
+        (found, errors)
+    }
+}
+
 /// Every problem found, so that one run reports all of them.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{}", display_all(.0))]

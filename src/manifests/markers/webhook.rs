@@ -12,8 +12,7 @@
 use std::path::Path;
 
 use super::syntax::{
-    Arguments, InvalidMarkers, MarkerError, Place, Problem, common_hint, is_name_char, list,
-    marker_lines,
+    Arguments, InvalidMarkers, Place, Problem, Reader, common_hint, is_name_char, list,
 };
 use crate::{
     files::rust_files,
@@ -67,14 +66,10 @@ fn hint(problem: &Problem) -> Option<String> {
     Some(hint)
 }
 
-fn error(place: Place, problem: Problem) -> MarkerError {
-    let hint = hint(&problem);
-    MarkerError {
-        place,
-        problem,
-        hint,
-    }
-}
+const READER: Reader<Webhook> = Reader {
+    parse: parse_marker,
+    hint,
+};
 
 /// Reads the webhook markers of every `.rs` file under `src/webhooks/`, in path order.
 pub fn read_webhooks(root: &Path) -> anyhow::Result<Vec<Webhook>> {
@@ -85,7 +80,9 @@ pub fn read_webhooks(root: &Path) -> anyhow::Result<Vec<Webhook>> {
     let mut webhooks: Vec<(Place, Webhook)> = Vec::new();
     let mut errors = Vec::new();
     for (file, text) in rust_files(root, &dir)? {
-        parse_markers(&file, &text, &mut webhooks, &mut errors);
+        let (found, bad) = READER.read(&file, &text);
+        webhooks.extend(found);
+        errors.extend(bad);
     }
     for (index, (place, webhook)) in webhooks.iter().enumerate() {
         if let Some((first, _)) = webhooks[..index]
@@ -96,7 +93,7 @@ pub fn read_webhooks(root: &Path) -> anyhow::Result<Vec<Webhook>> {
                 name: webhook.name.clone(),
                 first: format!("{}:{}", first.file, first.line),
             };
-            errors.push(error(place.clone(), problem));
+            errors.push(READER.error(place.clone(), problem));
         }
     }
     if !errors.is_empty() {
@@ -107,26 +104,11 @@ pub fn read_webhooks(root: &Path) -> anyhow::Result<Vec<Webhook>> {
 
 /// The webhooks of the markers of one file's `text`; `file` is only for messages.
 pub fn parse_source(file: &str, text: &str) -> Result<Vec<Webhook>, InvalidMarkers> {
-    let (mut webhooks, mut errors) = (Vec::new(), Vec::new());
-    parse_markers(file, text, &mut webhooks, &mut errors);
+    let (found, errors) = READER.read(file, text);
     if errors.is_empty() {
-        Ok(webhooks.into_iter().map(|(_, webhook)| webhook).collect())
+        Ok(found.into_iter().map(|(_, webhook)| webhook).collect())
     } else {
         Err(InvalidMarkers(errors))
-    }
-}
-
-fn parse_markers(
-    file: &str,
-    text: &str,
-    webhooks: &mut Vec<(Place, Webhook)>,
-    errors: &mut Vec<MarkerError>,
-) {
-    for (place, body) in marker_lines(file, text) {
-        match parse_marker(body) {
-            Ok(webhook) => webhooks.push((place, webhook)),
-            Err(problem) => errors.push(error(place, problem)),
-        }
     }
 }
 

@@ -2,6 +2,12 @@
 //! write goes into a [`Transaction`]'s journal, so that a failure, or a signal, at any point
 //! of a command puts back every file the command wrote, and says exactly which ones it could
 //! not put back.
+//!
+//! A file that is a symbolic link is written through the link: the file it points at is
+//! replaced (atomically, from a temporary file beside it) and the link stays. Temporary files
+//! are named `.opgen-tmp-*`, a name no other program uses, so that those a killed opgen
+//! leaves behind (SIGKILL gives no chance to clean up) are ignored by git and removed by the
+//! next command (see [`remove_abandoned_temp_files`]).
 
 use std::{
     fs,
@@ -11,6 +17,7 @@ use std::{
 
 use anyhow::Context as _;
 use similar::TextDiff;
+use walkdir::WalkDir;
 
 use crate::{
     files::read_existing,
@@ -31,6 +38,21 @@ pub fn apply(plan: &Plan, shell: &mut Shell, interrupt: &Interrupt) -> anyhow::R
 pub struct Transaction {
     journal: Journal,
     interrupt: Interrupt,
+}
+
+/// How every temporary file opgen writes is named.
+pub const TEMP_PREFIX: &str = ".opgen-tmp-";
+
+/// Marks an error after which the files were put back, and says how that went. It is the
+/// outermost context of the error, and [`Shell::error`] prints it after the cause, which
+/// matters more.
+#[derive(Debug)]
+pub struct Restored(String);
+
+impl std::fmt::Display for Restored {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
 }
 
 /// What could not be put back, file by file, when a transaction was undone.
@@ -98,7 +120,7 @@ impl Transaction {
     pub fn undo(&mut self, error: anyhow::Error) -> anyhow::Error {
         let report = std::mem::take(&mut self.journal).roll_back();
         if report.wrote {
-            error.context(report.summary())
+            error.context(Restored(report.summary()))
         } else {
             error
         }
@@ -183,10 +205,14 @@ fn check_unchanged(path: &Path, read: Option<&str>) -> anyhow::Result<()> {
 }
 
 /// Writes through a temporary file in the same directory and renames it into place, so a
-/// crash never leaves a half-written file.
+/// crash never leaves a half-written file. A symbolic link is written through: the file it
+/// points at is the one replaced.
 fn write_atomically(path: &Path, contents: &str) -> std::io::Result<()> {
+    let path = &through_links(path)?;
     let dir = path.parent().expect("planned paths are inside the root");
-    let mut temp = tempfile::NamedTempFile::new_in(dir)?;
+    let mut temp = tempfile::Builder::new()
+        .prefix(TEMP_PREFIX)
+        .tempfile_in(dir)?;
     // A temporary file is private (0600); the file it becomes keeps the permissions of the
     // one it replaces, or gets the usual ones for a new source file.
     let permissions = match fs::metadata(path) {
@@ -200,6 +226,49 @@ fn write_atomically(path: &Path, contents: &str) -> std::io::Result<()> {
     temp.as_file().sync_all()?;
     temp.persist(path).map_err(|err| err.error)?;
     Ok(())
+}
+
+/// The file that writing `path` must replace: `path` itself, or the file a symbolic link at
+/// `path` points at (through every link of a chain). A link to nothing is refused, since what
+/// it should point at is the user's to say.
+fn through_links(path: &Path) -> std::io::Result<PathBuf> {
+    match fs::symlink_metadata(path) {
+        Ok(meta) if meta.file_type().is_symlink() => fs::canonicalize(path).map_err(|err| {
+            let target = fs::read_link(path).unwrap_or_default();
+            std::io::Error::new(
+                err.kind(),
+                format!(
+                    "it is a symbolic link to {}, which cannot be followed ({err}); opgen writes through a link, never over it: point the link at a file, or replace it with one",
+                    target.display()
+                ),
+            )
+        }),
+        _ => Ok(path.to_path_buf()),
+    }
+}
+
+/// Removes the temporary files that an opgen stopped by SIGKILL (or a crash) left under
+/// `root`, skipping build output and git's directory. Call it only while holding the
+/// project's lock: then no other opgen is writing them. What cannot be removed stays, to be
+/// tried again by the next command.
+pub fn remove_abandoned_temp_files(root: &Path) {
+    let entries = WalkDir::new(root)
+        .into_iter()
+        .filter_entry(|entry| {
+            entry.depth() == 0
+                || !(entry.file_type().is_dir()
+                    && matches!(entry.file_name().to_str(), Some("target" | ".git")))
+        })
+        .filter_map(Result::ok);
+    for entry in entries {
+        let ours = entry
+            .file_name()
+            .to_str()
+            .is_some_and(|name| name.starts_with(TEMP_PREFIX));
+        if ours && entry.file_type().is_file() {
+            let _ = fs::remove_file(entry.path());
+        }
+    }
 }
 
 #[cfg(unix)]

@@ -5,6 +5,10 @@
 //! project's directory from before it reads `PROJECT` until it has written its last file. The
 //! lock belongs to the open directory, so it needs no file in the project and vanishes with
 //! the process, however that ends.
+//!
+//! Holding the lock is also what makes it safe to sweep up after an opgen that was killed
+//! mid-write (SIGKILL): no other opgen can be writing in the project, so every temporary file
+//! of opgen's in it is abandoned, and taking the lock removes them.
 
 use std::{
     fs::{File, TryLockError},
@@ -47,7 +51,10 @@ impl ProjectLock {
         let deadline = Instant::now() + wait;
         loop {
             match dir.try_lock() {
-                Ok(()) => return Ok(Self { _dir: dir }),
+                Ok(()) => {
+                    crate::apply::remove_abandoned_temp_files(root);
+                    return Ok(Self { _dir: dir });
+                }
                 Err(TryLockError::WouldBlock) if Instant::now() < deadline => {
                     thread::sleep(Duration::from_millis(50));
                 }
@@ -101,6 +108,45 @@ mod tests {
         );
         drop(held);
         ProjectLock::acquire_within(dir.path(), Duration::ZERO).unwrap();
+    }
+
+    #[test]
+    fn taking_the_lock_removes_abandoned_temp_files_only() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        for path in [
+            "src/.opgen-tmp-Ab12Cd",
+            ".opgen-tmp-x",
+            "src/.tmpAb12Cd",
+            "src/main.rs",
+            "target/.opgen-tmp-build",
+        ] {
+            let path = root.join(path);
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(path, "").unwrap();
+        }
+        std::fs::create_dir(root.join("src/.opgen-tmp-dir")).unwrap();
+        let _lock = ProjectLock::acquire(root).unwrap();
+        let mut left: Vec<String> = walkdir::WalkDir::new(root)
+            .min_depth(1)
+            .into_iter()
+            .map(|e| {
+                let e = e.unwrap();
+                e.path().strip_prefix(root).unwrap().display().to_string()
+            })
+            .collect();
+        left.sort();
+        assert_eq!(
+            left,
+            [
+                "src",
+                "src/.opgen-tmp-dir",
+                "src/.tmpAb12Cd",
+                "src/main.rs",
+                "target",
+                "target/.opgen-tmp-build"
+            ]
+        );
     }
 
     #[test]

@@ -100,15 +100,29 @@ impl Shell {
         };
     }
 
-    /// A failed command's error and its causes on stderr, even with `--quiet`.
+    /// A failed command's error and its causes on stderr, even with `--quiet`. When the
+    /// command put its files back, what went wrong comes first and what was restored last.
     pub fn error(&mut self, err: &anyhow::Error) {
-        let _ = if self.color {
-            writeln!(self.err, "{ERROR}error{ERROR:#}: {err}")
-        } else {
-            writeln!(self.err, "error: {err}")
+        let restored = err
+            .downcast_ref::<crate::apply::Restored>()
+            .map(ToString::to_string);
+        let mut chain = err
+            .chain()
+            .map(ToString::to_string)
+            .filter(|cause| Some(cause) != restored.as_ref());
+        let Some(first) = chain.next() else {
+            return;
         };
-        for cause in err.chain().skip(1) {
+        let _ = if self.color {
+            writeln!(self.err, "{ERROR}error{ERROR:#}: {first}")
+        } else {
+            writeln!(self.err, "error: {first}")
+        };
+        for cause in chain {
             let _ = writeln!(self.err, "  caused by: {cause}");
+        }
+        if let Some(restored) = restored {
+            let _ = writeln!(self.err, "{restored}");
         }
     }
 

@@ -1131,12 +1131,11 @@ fn ctrl_c_during_the_crdgen_build_restores_every_file() {
         assert_eq!(exit, Some(code), "{stderr}");
         assert!(stderr.contains("Updating api/src/lib.rs"), "{stderr}");
         assert!(
-            stderr
-                .contains("error: nothing was changed: every file this command wrote was restored"),
+            stderr.contains(&format!("interrupted by SIG{signal}")),
             "{stderr}"
         );
         assert!(
-            stderr.contains(&format!("interrupted by SIG{signal}")),
+            stderr.ends_with("nothing was changed: every file this command wrote was restored\n"),
             "{stderr}"
         );
         assert!(project.tree() == before, "SIG{signal} left files changed");
@@ -2263,4 +2262,154 @@ fn create_webhook_refuses_a_kind_the_project_does_not_own() {
             &[what, owned_only, fix],
         );
     }
+#[cfg(unix)]
+#[test]
+fn a_symlinked_project_file_is_written_through_the_link() {
+    let project = Project::init("demo", "");
+    // PROJECT kept elsewhere, the project holding a link to it.
+    let kept = project.temp.path().join("kept");
+    std::fs::create_dir(&kept).unwrap();
+    std::fs::rename(project.root.join("PROJECT"), kept.join("PROJECT")).unwrap();
+    std::os::unix::fs::symlink("../kept/PROJECT", project.root.join("PROJECT")).unwrap();
+    project.create_api("--group db --version v1 --kind Thing");
+    let link = std::fs::symlink_metadata(project.root.join("PROJECT")).unwrap();
+    assert!(link.file_type().is_symlink(), "PROJECT is no longer a link");
+    assert_eq!(
+        std::fs::read_link(project.root.join("PROJECT")).unwrap(),
+        std::path::Path::new("../kept/PROJECT")
+    );
+    let written = std::fs::read_to_string(kept.join("PROJECT")).unwrap();
+    assert!(written.contains("kind: Thing"), "{written}");
+    let names: Vec<_> = std::fs::read_dir(&kept)
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert_eq!(
+        names,
+        ["PROJECT"],
+        "a temporary file was left beside the target"
+    );
+}
+
+#[cfg(unix)]
+#[test]
+fn a_link_to_nothing_is_refused_and_the_project_left_as_it_was() {
+    let project = Project::init("demo", "");
+    project.create_api("--group db --version v1 --kind Thing");
+    // The controllers' module list is generated: a dangling link where it is.
+    let path = project.root.join("src/controllers/mod.rs");
+    std::fs::remove_file(&path).unwrap();
+    std::os::unix::fs::symlink("gone/mod.rs", &path).unwrap();
+    fails_unchanged(
+        &project.root,
+        "create api --group db --version v1 --kind Other",
+        1,
+        &[
+            "error: cannot write",
+            "src/controllers/mod.rs",
+            "it is a symbolic link to gone/mod.rs, which cannot be followed",
+            "opgen writes through a link, never over it",
+        ],
+    );
+    assert!(
+        std::fs::symlink_metadata(&path)
+            .unwrap()
+            .file_type()
+            .is_symlink()
+    );
+}
+
+#[test]
+fn control_characters_in_a_rejected_name_are_escaped() {
+    let temp = tempfile::tempdir().unwrap();
+    let reversed = "demo\u{202e}txt";
+    let coloured = "demo\u{1b}[31m";
+    for (args, shown) in [
+        (
+            vec![
+                "init",
+                "x",
+                "--domain",
+                "example.com",
+                "--project-name",
+                reversed,
+            ],
+            "invalid project name `demo\\u{202e}txt`: `\\u{202e}` is not allowed",
+        ),
+        (
+            vec!["init", "x", "--domain", coloured],
+            "invalid domain `demo\\u{1b}[31m`",
+        ),
+    ] {
+        let before = read_tree(temp.path());
+        let output = opgen(temp.path()).args(&args).output().unwrap();
+        assert_eq!(output.status.code(), Some(1));
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(stderr.contains(shown), "{stderr}");
+        assert!(
+            !stderr.contains('\u{202e}') && !stderr.contains('\u{1b}'),
+            "raw control characters in: {stderr:?}"
+        );
+        assert!(read_tree(temp.path()) == before);
+    }
+    let project = Project::init("demo", "");
+    let before = project.tree();
+    let output = project
+        .opgen()
+        .args(["create", "api", "--group", "db", "--version", "v1"])
+        .args(["--kind", "Thing\u{202e}", "--image", "nginx:1\u{202e}"])
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("invalid kind `Thing\\u{202e}`"), "{stderr}");
+    assert!(!stderr.contains('\u{202e}'), "{stderr:?}");
+    assert!(project.tree() == before);
+}
+
+#[test]
+fn a_failed_write_says_its_cause_before_what_was_restored() {
+    let temp = tempfile::tempdir().unwrap();
+    let dir = temp.path().join("demo");
+    std::fs::create_dir(&dir).unwrap();
+    std::fs::write(dir.join("src"), "not a directory\n").unwrap();
+    let before = read_tree(&dir);
+    let output = opgen(&dir)
+        .args("init --domain example.com --force".split_whitespace())
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    let error = stderr.find("error: ").expect("an error");
+    let lines: Vec<&str> = stderr[error..].lines().collect();
+    assert!(lines[0].starts_with("error: cannot "), "{stderr}");
+    assert!(lines[1].starts_with("  caused by: "), "{stderr}");
+    assert_eq!(
+        lines.last(),
+        Some(&"nothing was changed: every file this command wrote was restored"),
+        "{stderr}"
+    );
+    assert!(read_tree(&dir) == before);
+}
+
+#[test]
+fn temporary_files_of_a_killed_opgen_are_ignored_by_git_and_removed_by_the_next_command() {
+    let project = Project::init("demo", "");
+    assert!(
+        project
+            .read(".gitignore")
+            .lines()
+            .any(|line| line == ".opgen-tmp-*"),
+        "{}",
+        project.read(".gitignore")
+    );
+    // What SIGKILL between creating and renaming a temporary file leaves, and a file of
+    // another program's that looks alike.
+    project.write("src/.opgen-tmp-Xy12Ab", "half a file");
+    project.write(".opgen-tmp-9aZ0pQ", "");
+    project.write("src/.tmpXy12Ab", "not opgen's");
+    project.create_api("--group db --version v1 --kind Thing");
+    assert!(!project.root.join("src/.opgen-tmp-Xy12Ab").exists());
+    assert!(!project.root.join(".opgen-tmp-9aZ0pQ").exists());
+    assert_eq!(project.read("src/.tmpXy12Ab"), "not opgen's");
 }

@@ -519,6 +519,59 @@ fn ctrl_c_during_a_real_first_build_restores_the_project() {
     );
 }
 
+/// Two checkouts of one project (a copy, as `cp -a`, a second clone or a git worktree make)
+/// building into one target directory: cargo takes either build of the api crate for the
+/// other's, yet each checkout's manifests come from its own types, both ways.
+#[test]
+fn two_checkouts_sharing_a_target_directory_get_their_own_crds() {
+    let started = Instant::now();
+    let project = Project::init("twin-op", "");
+    let a = &project.root;
+    project.create_api("--group db --version v1 --kind Thing");
+    run(a, "opgen generate manifests", true);
+    let b = project.temp.path().join("twin-op-copy");
+    run(
+        project.temp.path(),
+        &format!("cp -a {} {}", a.display(), b.display()),
+        true,
+    );
+
+    // A field in the first checkout only.
+    let types = "api/src/db/v1/thing.rs";
+    let field = "    pub size: i32,\n";
+    let with_field = project.read(types).replace(
+        field,
+        &format!(
+            "{field}    /// Replicas is only in the first checkout.\n    pub replicas: i32,\n"
+        ),
+    );
+    assert!(with_field.contains("pub replicas"), "{types} changed shape");
+    std::fs::write(a.join(types), with_field).unwrap();
+    run(a, "opgen generate manifests", true);
+    let crd = "config/crd/bases/db.example.com_things.yaml";
+    assert!(
+        project.read(crd).contains("replicas:"),
+        "{crd} of the first"
+    );
+
+    let read_b = |path: &str| std::fs::read_to_string(b.join(path)).unwrap();
+    let before = read_b(crd);
+    assert!(!before.contains("replicas:"));
+    let checked = run(&b, "opgen generate manifests --check", true);
+    let stderr = String::from_utf8_lossy(&checked.stderr);
+    assert!(stderr.contains("manifests are up to date"), "{stderr}");
+    assert!(
+        stderr.contains("built from another checkout"),
+        "the copy's check did not notice the first checkout's build:\n{stderr}"
+    );
+    run(&b, "opgen generate manifests", true);
+    assert_eq!(read_b(crd), before, "the copy's CRD changed");
+
+    // And back: the first checkout's field is still found.
+    run(a, "opgen generate manifests --check", true);
+    eprintln!("[e2e twin-op] scenario took {:.0?}", started.elapsed());
+}
+
 #[test]
 fn namespaced_operator_on_the_newest_kubernetes() {
     scenario(

@@ -36,7 +36,8 @@ fn near(pattern: &'static str) -> impl Strategy<Value = String> {
     ]
 }
 
-/// Parses `value` as `T`: either it succeeds, or the error has a message naming the value.
+/// Parses `value` as `T`: either it succeeds, or the error has a message naming the value,
+/// with what a terminal would act on escaped.
 fn parses_or_explains<T>(value: &str) -> Option<T>
 where
     T: std::str::FromStr,
@@ -47,8 +48,12 @@ where
         Err(err) => {
             let message = err.to_string();
             assert!(
-                message.contains(&format!("`{value}`")),
+                message.contains(&format!("`{}`", opgen::model::Escaped(value))),
                 "{value:?}: {message}"
+            );
+            assert!(
+                !message.chars().any(|c| c.is_control() && c != '\n'),
+                "{value:?}: {message:?}"
             );
             None
         }

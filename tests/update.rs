@@ -341,3 +341,33 @@ fn a_failing_update_leaves_the_project_as_it_was() {
         &["cannot write", "nothing was changed"],
     );
 }
+
+#[test]
+fn update_on_this_opgens_project_never_says_it_updated_from_this_release() {
+    let project = project_with_kinds();
+    let same = format!("from opgen {RUNNING} to {RUNNING}");
+    let update = project.opgen().arg("update").assert().success();
+    let hint = stdout_of(&update);
+    assert!(
+        hint.contains(&format!(
+            "generated files are those of opgen {RUNNING} already; nothing changed"
+        )),
+        "{hint}"
+    );
+    assert!(!hint.contains(&same), "{hint}");
+
+    // A generated file edited by hand (its header kept): rewritten, and said so.
+    project.write(
+        "src/controllers/mod.rs",
+        &format!("// {HEADER}\n// edited by hand\n"),
+    );
+    let update = project.opgen().arg("update").assert().success();
+    let hint = stdout_of(&update);
+    assert!(
+        hint.contains(&format!(
+            "The project was on opgen {RUNNING} already; its generated files that differed from this opgen's were rewritten."
+        )),
+        "{hint}"
+    );
+    assert!(!hint.contains(&same), "{hint}");
+}

@@ -16,7 +16,8 @@ impl FromStr for BundleVersion {
         let invalid = |problem: String| InvalidValue::new("version", value, problem);
         if let Some(rest) = value.strip_prefix('v') {
             return Err(invalid(format!(
-                "write it without the leading `v`: `{rest}` (the CSV's name adds the `v`)"
+                "write it without the leading `v`: `{}` (the CSV's name adds the `v`)",
+                crate::model::Escaped(rest)
             )));
         }
         semver::Version::parse(value).map(Self).map_err(|err| {

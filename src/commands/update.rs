@@ -197,8 +197,15 @@ fn next_steps(from: &OpgenVersion, unchanged: bool) -> String {
             "\nThe project's generated files are those of opgen {running} already; nothing changed.\n"
         );
     }
+    let updated = if *from == running {
+        format!(
+            "The project was on opgen {running} already; its generated files that differed from this opgen's were rewritten."
+        )
+    } else {
+        format!("Updated the project from opgen {from} to {running}.")
+    };
     format!(
-        "\nUpdated the project from opgen {from} to {running}. Next steps:\n  make manifests   # rebuild the CRDs and the role with this opgen\n  make test\n"
+        "\n{updated} Next steps:\n  make manifests   # rebuild the CRDs and the role with this opgen\n  make test\n"
     )
 }
 

@@ -1,7 +1,8 @@
-//! What cargo says of a project (`cargo metadata`): the target directory it builds into, and
-//! the name of the api crate's crdgen binary, which a project made by an older opgen calls
-//! plain `crdgen` and a newer one names after the project (so that projects sharing a target
-//! directory never run one another's).
+//! What cargo says of a project (`cargo metadata`): the target directory it builds into; the
+//! name of the api crate's crdgen binary, which a project made by an older opgen calls plain
+//! `crdgen` and a newer one names after the project (so that projects sharing a target
+//! directory never run one another's); and where the api crate is, with the workspace members
+//! it is built from, to tell a build of this checkout from one of another checkout.
 
 use std::{
     io::Read as _,
@@ -22,6 +23,12 @@ pub struct BuildInfo {
     pub target_directory: PathBuf,
     /// The name of the binary built from the api crate's `src/bin/crdgen.rs`.
     pub crdgen: Option<String>,
+    /// The api crate's directory: what a crdgen built from this checkout says it was built
+    /// from.
+    pub api_dir: Option<PathBuf>,
+    /// The api crate and the workspace members it depends on, sorted: the packages whose
+    /// builds crdgen is made of.
+    pub api_packages: Vec<String>,
 }
 
 /// What cargo says of the project at `root`, whose api crate is the package `api_package`;
@@ -81,10 +88,42 @@ fn parse(metadata: &serde_json::Value, api_package: &str) -> Option<BuildInfo> {
         })
         .and_then(|target| target["name"].as_str())
         .map(str::to_owned);
+    let api_dir = api
+        .and_then(|api| api["manifest_path"].as_str())
+        .and_then(|manifest| Path::new(manifest).parent())
+        .map(Path::to_path_buf);
     Some(BuildInfo {
         target_directory,
         crdgen,
+        api_dir,
+        api_packages: api.map_or_else(Vec::new, |_| members_built_into(packages, api_package)),
     })
+}
+
+/// `package` and every workspace member it depends on for its build, directly or through
+/// another member (dev-dependencies do not count: crdgen is no test). `packages` are the
+/// workspace's members, as `cargo metadata --no-deps` lists them.
+fn members_built_into(packages: &[serde_json::Value], package: &str) -> Vec<String> {
+    let mut found = vec![package.to_owned()];
+    let mut next = 0;
+    while let Some(name) = found.get(next).cloned() {
+        next += 1;
+        let Some(member) = packages.iter().find(|p| p["name"] == name.as_str()) else {
+            continue;
+        };
+        let dependencies = member["dependencies"].as_array().into_iter().flatten();
+        for dependency in dependencies.filter(|d| d["kind"] != "dev") {
+            let Some(dependency) = dependency["name"].as_str() else {
+                continue;
+            };
+            let is_member = packages.iter().any(|p| p["name"] == dependency);
+            if is_member && !found.iter().any(|f| f == dependency) {
+                found.push(dependency.to_owned());
+            }
+        }
+    }
+    found.sort();
+    found
 }
 
 #[cfg(test)]
@@ -97,15 +136,44 @@ mod tests {
         json!({
             "target_directory": "/home/dev/demo/target",
             "packages": [
-                { "name": "demo", "targets": [
+                { "name": "demo", "manifest_path": "/p/Cargo.toml", "targets": [
                     { "kind": ["bin"], "name": "demo", "src_path": "/p/src/main.rs" },
+                ], "dependencies": [
+                    { "name": "demo-api", "kind": null, "path": "/p/api" },
                 ]},
-                { "name": "demo-api", "targets": [
+                { "name": "demo-api", "manifest_path": "/p/api/Cargo.toml", "targets": [
                     { "kind": ["lib"], "name": "demo_api", "src_path": "/p/api/src/lib.rs" },
                     { "kind": ["bin"], "name": bin, "src_path": "/p/api/src/bin/crdgen.rs" },
+                ], "dependencies": [
+                    { "name": "kube", "kind": null },
                 ]},
             ],
         })
+    }
+
+    #[test]
+    fn finds_the_api_crates_directory_and_packages() {
+        let info = parse(&metadata("demo-crdgen"), "demo-api").unwrap();
+        assert_eq!(info.api_dir, Some(PathBuf::from("/p/api")));
+        assert_eq!(info.api_packages, ["demo-api"]);
+    }
+
+    #[test]
+    fn the_api_crate_is_built_from_the_members_it_depends_on() {
+        let mut metadata = metadata("demo-crdgen");
+        let packages = metadata["packages"].as_array_mut().unwrap();
+        packages[1]["dependencies"] = json!([
+            { "name": "shared-types", "kind": null, "path": "/p/shared" },
+            { "name": "test-helpers", "kind": "dev", "path": "/p/helpers" },
+            { "name": "serde", "kind": null },
+        ]);
+        packages.push(json!({ "name": "shared-types", "dependencies": [
+            { "name": "units", "kind": "build", "path": "/p/units" },
+        ]}));
+        packages.push(json!({ "name": "units", "dependencies": [] }));
+        packages.push(json!({ "name": "test-helpers", "dependencies": [] }));
+        let info = parse(&metadata, "demo-api").unwrap();
+        assert_eq!(info.api_packages, ["demo-api", "shared-types", "units"]);
     }
 
     #[test]
@@ -128,6 +196,8 @@ mod tests {
     fn without_the_api_crate_there_is_no_crdgen() {
         let info = parse(&metadata("crdgen"), "other-api").unwrap();
         assert_eq!(info.crdgen, None);
+        assert_eq!(info.api_dir, None);
+        assert!(info.api_packages.is_empty());
     }
 
     #[test]
@@ -145,6 +215,7 @@ mod tests {
             .unwrap()
             .expect("cargo reads it");
         assert_eq!(info.crdgen.as_deref(), Some("crdgen"));
+        assert_eq!(info.api_dir.as_deref(), Some(dir.path()));
         let expected = std::env::var_os("CARGO_TARGET_DIR")
             .map(PathBuf::from)
             .unwrap_or_else(|| dir.path().join("target"));

@@ -12,12 +12,19 @@
 //! `NO_COLOR`, `CLICOLOR_FORCE`). It runs in a process group of its own: on Ctrl-C or SIGTERM
 //! opgen stops it, with the rustc processes it started, and restores what it wrote.
 //!
-//! cargo finds the target directory itself, so `CARGO_TARGET_DIR` is honoured.
+//! cargo finds the target directory itself, so `CARGO_TARGET_DIR` is honoured. That is also a
+//! trap: cargo keys a workspace member's build by its path relative to the workspace, so two
+//! checkouts of one project sharing a target directory share one build of the api crate, and
+//! cargo takes the other checkout's build as up to date with this one's sources. crdgen
+//! therefore prints the directory it was compiled from (`--with-source`); when that is not
+//! this checkout's api crate, opgen removes the api crate's build (`cargo clean --package`)
+//! and builds it again, and it never returns CRDs it cannot tell are this checkout's.
 
 use std::{
     ffi::OsStr,
+    fs,
     io::{self, BufRead as _, BufReader, Read},
-    path::Path,
+    path::{Path, PathBuf},
     process::{Command, ExitStatus, Stdio},
     thread,
     time::Duration,
@@ -25,7 +32,10 @@ use std::{
 
 use indicatif::{ProgressBar, ProgressStyle};
 
-use super::{cargo_metadata, target_lock::TargetLock};
+use super::{
+    cargo_metadata::{self, BuildInfo},
+    target_lock::TargetLock,
+};
 use crate::{
     interrupt::{self, Interrupt, Interrupted},
     project::Project,
@@ -35,6 +45,13 @@ use crate::{
 /// The api crate's binary that prints every CRD, in a project made before opgen named it after
 /// the project (see [`cargo_metadata`]).
 pub const BINARY: &str = "crdgen";
+
+/// The argument that asks crdgen to print, before the CRDs, the directory it was built from.
+pub const WITH_SOURCE: &str = "--with-source";
+
+/// How crdgen's first line starts when it says the directory it was built from: a YAML
+/// comment, so that its output stays a YAML stream.
+const SOURCE_LINE: &str = "# source: ";
 
 /// How cargo's messages reach the user.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -63,10 +80,26 @@ pub enum CrdgenError {
     NotUtf8,
     #[error("the build of crdgen was stopped")]
     Interrupted(#[source] Interrupted),
+    #[error(
+        "`{command}` failed ({status}): the build of the api crate that another checkout left in the target directory cannot be removed; remove {target} or build with a target directory of this checkout's own (CARGO_TARGET_DIR)"
+    )]
+    CleanFailed {
+        command: String,
+        status: ExitStatus,
+        target: String,
+    },
+    #[error(
+        "crdgen says it was built from {built_from}, not from this checkout's api crate {expected}, even after its build was removed: opgen will not use CRDs of another checkout\n\nBuild with a target directory of this checkout's own (CARGO_TARGET_DIR)"
+    )]
+    ForeignBuild {
+        built_from: String,
+        expected: String,
+    },
 }
 
-/// Builds and runs crdgen in the project at `root`, and returns its standard output. Holds the
-/// lock of the project's target directory meanwhile (see [`TargetLock`]).
+/// Builds and runs crdgen in the project at `root`, and returns the CRDs it printed, built
+/// from this checkout's sources. Holds the lock of the project's target directory meanwhile
+/// (see [`TargetLock`]).
 pub fn run(
     root: &Path,
     project: &Project,
@@ -89,11 +122,111 @@ pub fn run(
     } else {
         Progress::Plain
     };
-    execute(
-        command(root, project, &binary, progress, shell.colors()),
-        progress,
-        interrupt,
-    )
+    let color = shell.colors();
+    let crdgen = || {
+        execute(
+            command(root, project, &binary, progress, color),
+            progress,
+            interrupt,
+        )
+        .map(Printed::parse)
+    };
+    let printed = crdgen()?;
+    // Without cargo's word on where the api crate is there is nothing to compare with; cargo
+    // could not read the project, and the build above has said why.
+    let Some((build, expected)) = build
+        .as_ref()
+        .and_then(|build| Some((build, build.api_dir.as_deref()?)))
+    else {
+        return Ok(printed.crds);
+    };
+    from_this_checkout(printed, expected, &build.target_directory, shell, || {
+        clean(root, build, interrupt)?;
+        crdgen()
+    })
+}
+
+/// The CRDs of `printed` once they are known to be built from the api crate at `expected`:
+/// when crdgen says another directory, or nothing, the api crate is built again (`rebuild`)
+/// and must then say `expected`, or nothing.
+fn from_this_checkout(
+    printed: Printed,
+    expected: &Path,
+    target: &Path,
+    shell: &mut Shell,
+    rebuild: impl FnOnce() -> Result<Printed, CrdgenError>,
+) -> Result<String, CrdgenError> {
+    match &printed.source {
+        Some(source) if same_dir(source, expected) => return Ok(printed.crds),
+        Some(source) => shell.note(&format!(
+            "the crdgen in {} was built from another checkout ({}): building it again from this one",
+            target.display(),
+            source.display()
+        )),
+        None => shell.note(&format!(
+            "api/src/bin/crdgen.rs does not print the directory it was built from ({WITH_SOURCE}, as opgen's generated crdgen does), so the api crate is built again on every run, in case the target directory holds another checkout's build"
+        )),
+    }
+    let printed = rebuild()?;
+    match printed.source {
+        Some(source) if !same_dir(&source, expected) => Err(CrdgenError::ForeignBuild {
+            built_from: source.display().to_string(),
+            expected: expected.display().to_string(),
+        }),
+        _ => Ok(printed.crds),
+    }
+}
+
+/// What crdgen printed: the directory it says it was built from, and the CRDs.
+#[derive(Debug, PartialEq, Eq)]
+struct Printed {
+    source: Option<PathBuf>,
+    crds: String,
+}
+
+impl Printed {
+    fn parse(output: String) -> Self {
+        let Some(rest) = output.strip_prefix(SOURCE_LINE) else {
+            return Self {
+                source: None,
+                crds: output,
+            };
+        };
+        let (source, crds) = rest.split_once('\n').unwrap_or((rest, ""));
+        Self {
+            source: Some(PathBuf::from(source)),
+            crds: crds.to_owned(),
+        }
+    }
+}
+
+/// Whether `a` and `b` name one directory. cargo says both the same way, so they are equal
+/// strings, but a link on the way should not make opgen rebuild every time.
+fn same_dir(a: &Path, b: &Path) -> bool {
+    a == b
+        || matches!(
+            (fs::canonicalize(a), fs::canonicalize(b)),
+            (Ok(a), Ok(b)) if a == b
+        )
+}
+
+/// Removes the builds of the api crate and of the workspace members it depends on from the
+/// target directory, so that the next build compiles them from this checkout's sources. The
+/// dependencies from crates.io stay: their builds are the same for every checkout.
+fn clean(root: &Path, build: &BuildInfo, interrupt: &Interrupt) -> Result<(), CrdgenError> {
+    let mut command = Command::new("cargo");
+    command.current_dir(root).args(["clean", "--quiet"]);
+    for package in &build.api_packages {
+        command.args(["--package", package]);
+    }
+    match execute(command, Progress::Plain, interrupt) {
+        Err(CrdgenError::Failed { command, status }) => Err(CrdgenError::CleanFailed {
+            command,
+            status,
+            target: build.target_directory.display().to_string(),
+        }),
+        other => other.map(drop),
+    }
 }
 
 /// The cargo command that builds and runs crdgen, colouring its messages when `color` says.
@@ -122,6 +255,7 @@ pub fn command(
     } else {
         "--color=never"
     });
+    command.args(["--", WITH_SOURCE]);
     command
 }
 
@@ -272,16 +406,122 @@ mod tests {
         );
         assert_eq!(
             display(&plain),
-            "cargo run --package demo-operator-api --bin demo-operator-crdgen --quiet --color=never"
+            "cargo run --package demo-operator-api --bin demo-operator-crdgen --quiet --color=never -- --with-source"
         );
         assert_eq!(plain.get_current_dir(), Some(root));
         let spinner = command(root, &project(), BINARY, Progress::Spinner, true);
         assert_eq!(
             display(&spinner),
-            "cargo run --package demo-operator-api --bin crdgen --color=always"
+            "cargo run --package demo-operator-api --bin crdgen --color=always -- --with-source"
         );
         let spinner = command(root, &project(), BINARY, Progress::Spinner, false);
-        assert!(display(&spinner).ends_with("--color=never"));
+        assert!(display(&spinner).ends_with("--color=never -- --with-source"));
+    }
+
+    const CRDS: &str = "---\nkind: CustomResourceDefinition\n";
+
+    fn printed(source: Option<&str>) -> Printed {
+        Printed {
+            source: source.map(PathBuf::from),
+            crds: CRDS.to_owned(),
+        }
+    }
+
+    #[test]
+    fn reads_the_source_crdgen_says() {
+        assert_eq!(
+            Printed::parse(format!("# source: /work/a/api\n{CRDS}")),
+            printed(Some("/work/a/api"))
+        );
+        assert_eq!(Printed::parse(CRDS.to_owned()), printed(None));
+        assert_eq!(
+            Printed::parse("# source: /work/a/api".to_owned()),
+            Printed {
+                source: Some(PathBuf::from("/work/a/api")),
+                crds: String::new()
+            }
+        );
+    }
+
+    /// Runs `from_this_checkout` with a rebuild that prints `rebuilt`, and returns its result,
+    /// whether it rebuilt, and its notes.
+    fn check_source(
+        first: Option<&str>,
+        rebuilt: Option<&str>,
+    ) -> (Result<String, CrdgenError>, bool, String) {
+        let err = crate::shell::Buffer::default();
+        let mut shell = Shell::to_buffers(crate::shell::Buffer::default(), err.clone());
+        let mut called = false;
+        let result = from_this_checkout(
+            printed(first),
+            Path::new("/work/b/api"),
+            Path::new("/shared/target"),
+            &mut shell,
+            || {
+                called = true;
+                Ok(printed(rebuilt))
+            },
+        );
+        (result, called, err.text())
+    }
+
+    #[test]
+    fn a_build_of_this_checkout_is_used_as_it_is() {
+        let (result, rebuilt, notes) = check_source(Some("/work/b/api"), None);
+        assert_eq!(result.unwrap(), CRDS);
+        assert!(!rebuilt);
+        assert_eq!(notes, "");
+    }
+
+    #[test]
+    fn a_build_of_another_checkout_is_built_again() {
+        let (result, rebuilt, notes) = check_source(Some("/work/a/api"), Some("/work/b/api"));
+        assert_eq!(result.unwrap(), CRDS);
+        assert!(rebuilt);
+        assert_eq!(
+            notes,
+            "note: the crdgen in /shared/target was built from another checkout (/work/a/api): building it again from this one\n"
+        );
+    }
+
+    #[test]
+    fn crdgen_that_does_not_say_its_source_is_built_again() {
+        let (result, rebuilt, notes) = check_source(None, None);
+        assert_eq!(result.unwrap(), CRDS);
+        assert!(rebuilt);
+        assert!(
+            notes.contains("does not print the directory it was built from"),
+            "{notes}"
+        );
+    }
+
+    #[test]
+    fn another_checkouts_crds_are_never_returned() {
+        let (result, rebuilt, _) = check_source(Some("/work/a/api"), Some("/work/a/api"));
+        assert!(rebuilt);
+        let err = result.unwrap_err();
+        assert!(matches!(err, CrdgenError::ForeignBuild { .. }), "{err:?}");
+        assert!(
+            err.to_string().starts_with(
+                "crdgen says it was built from /work/a/api, not from this checkout's api crate /work/b/api"
+            ),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn a_link_on_the_way_is_the_same_directory() {
+        let dir = tempfile::tempdir().unwrap();
+        let api = dir.path().join("api");
+        fs::create_dir(&api).unwrap();
+        assert!(same_dir(&api, &api));
+        #[cfg(unix)]
+        {
+            let link = dir.path().join("link");
+            std::os::unix::fs::symlink(dir.path(), &link).unwrap();
+            assert!(same_dir(&link.join("api"), &api));
+        }
+        assert!(!same_dir(dir.path(), &api));
     }
 
     #[test]

@@ -1,10 +1,10 @@
 //! One crdgen at a time per Cargo target directory.
 //!
-//! Every generated api crate names its binary `crdgen`, and cargo copies each build of it to
-//! the same `<target>/debug/crdgen`. Projects that share a target directory (a global
-//! `CARGO_TARGET_DIR`, a team's build cache) would run one another's crdgen when two
-//! `generate manifests` overlap: `cargo run` builds, then executes that path, and the other
-//! build can replace the file in between. opgen therefore holds an exclusive lock on a file in
+//! cargo copies each build of crdgen to `<target>/debug/<binary>`, and that name is the same
+//! for two checkouts of one project (and for every project an older opgen made: `crdgen`).
+//! Projects that share a target directory (a global `CARGO_TARGET_DIR`, a team's build cache)
+//! would run one another's crdgen when two `generate manifests` overlap: `cargo run` builds,
+//! then executes that path, and the other build can replace the file in between. opgen therefore holds an exclusive lock on a file in
 //! the target directory from the start of the build to the end of the run. The lock belongs to
 //! the open file, so it vanishes with the process, however that ends.
 

@@ -16,8 +16,10 @@ pub fn label_problem(value: &str) -> Option<String> {
         .chars()
         .find(|c| !(c.is_ascii_lowercase() || c.is_ascii_digit() || *c == '-'))
     {
+        let bad = bad.to_string();
         return Some(format!(
-            "`{bad}` is not allowed; use lowercase letters, digits and `-`"
+            "`{}` is not allowed; use lowercase letters, digits and `-`",
+            super::Escaped(&bad)
         ));
     }
     if value.starts_with('-') || value.ends_with('-') {
@@ -49,7 +51,7 @@ pub fn subdomain_problem(value: &str) -> Option<String> {
             if label.is_empty() {
                 "it has an empty part between dots".to_owned()
             } else {
-                format!("part `{label}`: {problem}")
+                format!("part `{}`: {problem}", super::Escaped(label))
             }
         })
     })

@@ -1,6 +1,6 @@
 use std::str::FromStr;
 
-use super::{InvalidValue, string_newtype};
+use super::{Escaped, InvalidValue, string_newtype};
 
 /// A container image reference, `[registry[:port]/]path[:tag][@digest]`, as the Docker
 /// distribution grammar defines it (`mysql:8.0`, `ghcr.io/org/app@sha256:…`).
@@ -76,7 +76,8 @@ fn check(value: &str) -> Result<(), String> {
             .ok_or("a digest is `<algorithm>:<hex>`")?;
         if algorithm.is_empty() || hex.len() < 32 || !hex.bytes().all(|b| b.is_ascii_hexdigit()) {
             return Err(format!(
-                "`{digest}` is not a digest such as `sha256:<64 hex digits>`"
+                "`{}` is not a digest such as `sha256:<64 hex digits>`",
+                Escaped(digest)
             ));
         }
     }
@@ -89,7 +90,8 @@ fn check(value: &str) -> Result<(), String> {
                 .all(|c| c.is_ascii_alphanumeric() || "_.-".contains(c));
         if !valid {
             return Err(format!(
-                "`{tag}` is not a valid tag (letters, digits, `_`, `.`, `-`; at most 128)"
+                "`{}` is not a valid tag (letters, digits, `_`, `.`, `-`; at most 128)",
+                Escaped(tag)
             ));
         }
     }
@@ -102,7 +104,8 @@ fn check(value: &str) -> Result<(), String> {
                 .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || "._-".contains(c));
         if !valid {
             return Err(format!(
-                "`{component}` is not a valid repository name (lowercase letters, digits, `.`, `_`, `-`)"
+                "`{}` is not a valid repository name (lowercase letters, digits, `.`, `_`, `-`)",
+                Escaped(component)
             ));
         }
     }

@@ -5,6 +5,7 @@
 mod built_in_kind;
 pub(crate) mod dns;
 mod domain;
+mod escaped;
 mod external_crd;
 mod foreign_kind;
 mod group;
@@ -26,6 +27,7 @@ mod webhooks;
 
 pub use built_in_kind::{BuiltInKind, UnknownBuiltIn, core_group};
 pub use domain::Domain;
+pub use escaped::Escaped;
 pub use external_crd::{CrdVersion, ExternalCrd};
 pub use foreign_kind::{ApiGroup, ForeignKind, ForeignKindName, Origin};
 pub use group::Group;
@@ -48,7 +50,7 @@ pub use webhooks::Webhooks;
 ///
 /// Every message names the rule that was broken and, where one exists, the way out.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("invalid {what} `{value}`: {problem}")]
+#[error("invalid {what} `{}`: {problem}", Escaped(.value))]
 pub struct InvalidValue {
     pub what: &'static str,
     pub value: String,

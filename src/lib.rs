@@ -20,6 +20,7 @@ pub mod rustfmt;
 pub mod scaffold;
 pub mod shell;
 pub mod templates;
+pub mod yaml_error;
 
 use std::process::ExitCode;
 

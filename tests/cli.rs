@@ -2073,6 +2073,210 @@ fn a_stored_external_crd_must_keep_defining_its_kind() {
     );
 }
 
+#[test]
+fn create_api_reads_the_kind_s_document_of_a_file_of_several() {
+    let project = Project::init("demo", "");
+    let crd = std::fs::read_to_string(certificate_crd()).unwrap();
+    let issuer = crd
+        .replace("kind: Certificate\n", "kind: Issuer\n")
+        .replace("certificates", "issuers");
+    project.write("one-then-marker.yaml", &format!("{crd}---\n"));
+    project.write("several.yaml", &format!("{issuer}---\n{crd}---\n"));
+    project.write("twice.yaml", &format!("{crd}---\n{crd}"));
+    project.write("empty.yaml", "# nothing yet\n---\n");
+    project.write("no-kind.yaml", "metadata:\n  name: x\n");
+    let external = |kind: &str, file: &str| {
+        format!(
+            "create api --group cert-manager.io --version v1 --kind {kind} --resource=false --external-crd {file}"
+        )
+    };
+    let cases: Vec<(String, Vec<&str>)> = vec![
+        (
+            external("Order", "several.yaml"),
+            vec![
+                "none of its 2 YAML documents is the CRD of Order of `cert-manager.io`",
+                "1. Issuer of `cert-manager.io` (line 1); 2. Certificate of `cert-manager.io` (line ",
+            ],
+        ),
+        (
+            external("Certificate", "twice.yaml"),
+            vec!["2 of its 2 YAML documents are the CRD of Certificate of `cert-manager.io`"],
+        ),
+        (
+            external("Certificate", "empty.yaml"),
+            vec!["it holds no YAML document"],
+        ),
+        (
+            external("Certificate", "no-kind.yaml"),
+            vec![
+                "it has no `kind` and no `apiVersion`: a CRD has `apiVersion: apiextensions.k8s.io/v1` and `kind: CustomResourceDefinition`",
+            ],
+        ),
+    ];
+    for (args, needles) in cases {
+        let assert = opgen(&project.root)
+            .args(args.split_whitespace())
+            .assert()
+            .code(1);
+        let stderr = String::from_utf8_lossy(&assert.get_output().stderr).into_owned();
+        for hidden in ["from_str", "Options", "``"] {
+            assert!(!stderr.contains(hidden), "{args}: {stderr}");
+        }
+        fails_unchanged(&project.root, &args, 1, &needles);
+    }
+
+    project.create_api(&external("Certificate", "one-then-marker.yaml")["create api ".len()..]);
+    assert_eq!(
+        project.read("config/external/certificates.cert-manager.io.yaml"),
+        crd,
+        "the CRD is stored without the empty document after it"
+    );
+    project.create_api(&external("Issuer", "several.yaml")["create api ".len()..]);
+    assert_eq!(
+        project.read("config/external/issuers.cert-manager.io.yaml"),
+        issuer,
+        "only the Issuer's document is stored"
+    );
+    // A stored copy replaced by the project's file of all its CRDs is read the same way.
+    project.write(
+        "config/external/certificates.cert-manager.io.yaml",
+        &format!("{issuer}---\n{crd}"),
+    );
+    opgen(&project.root)
+        .args(["generate", "manifests", "--dry-run"])
+        .assert()
+        .success();
+}
+
+#[test]
+fn project_refuses_a_stored_crd_outside_config_external() {
+    let project = Project::init("demo", "");
+    project.create_api(&format!(
+        "--group cert-manager.io --version v1 --kind Certificate --resource=false --external-crd {}",
+        certificate_crd()
+    ));
+    let stored = "crd: config/external/certificates.cert-manager.io.yaml";
+    let original = project.read("PROJECT");
+    let line = original
+        .lines()
+        .position(|l| l == "- origin: external")
+        .unwrap()
+        + 1;
+    let outside = project.root.parent().unwrap().join("outside.yaml");
+    std::fs::write(
+        &outside,
+        std::fs::read_to_string(certificate_crd()).unwrap(),
+    )
+    .unwrap();
+    for crd in [
+        "config/external/../../outside.yaml".to_owned(),
+        outside.display().to_string(),
+    ] {
+        project.write("PROJECT", &original.replace(stored, &format!("crd: {crd}")));
+        fails_unchanged(
+            &project.root,
+            "generate manifests",
+            1,
+            &[
+                &format!(
+                    "PROJECT:{line}: Certificate cert-manager.io/v1 has `crd: {crd}`, which is not a file inside config/external/"
+                ),
+                "Put back `crd: config/external/certificates.cert-manager.io.yaml`",
+            ],
+        );
+    }
+    project.write("PROJECT", &original);
+    std::os::unix::fs::symlink(&outside, project.root.join("config/external/linked.yaml")).unwrap();
+    project.write(
+        "PROJECT",
+        &original.replace(stored, "crd: config/external/linked.yaml"),
+    );
+    fails_unchanged(
+        &project.root,
+        "generate manifests",
+        1,
+        &[
+            &format!(
+                "PROJECT:{line}: Certificate cert-manager.io/v1 has `crd: config/external/linked.yaml`, which resolves through a symbolic link to a file outside config/external/"
+            ),
+            "Replace the link with a copy of the CRD",
+        ],
+    );
+}
+
+#[test]
+fn a_malformed_project_is_reported_once_at_its_place_in_opgen_s_words() {
+    let project = Project::init("demo", "");
+    project.create_api("--group db --version v1 --kind Thing");
+    let original = project.read("PROJECT");
+    let (index, line) = original
+        .lines()
+        .enumerate()
+        .find(|(_, l)| l.trim_start().starts_with("controller: true"))
+        .unwrap();
+    let column = line.find("true").unwrap() + 1;
+    project.write(
+        "PROJECT",
+        &original.replace("controller: true", "controller: maybe"),
+    );
+    let place = format!("PROJECT:{}:{column}: ", index + 1);
+    let assert = opgen(&project.root)
+        .args(["generate", "manifests"])
+        .assert()
+        .code(1);
+    let stderr = String::from_utf8_lossy(&assert.get_output().stderr).into_owned();
+    assert!(
+        stderr.contains(&format!("{place}invalid boolean")),
+        "{stderr}"
+    );
+    assert!(!stderr.contains(" line "), "one location only: {stderr}");
+
+    let scope = original
+        .lines()
+        .position(|l| l.starts_with("operatorScope:"))
+        .unwrap();
+    project.write(
+        "PROJECT",
+        &original.replace(
+            "operatorScope: cluster\n",
+            "operatorScope: cluster\noperatorScope: cluster\n",
+        ),
+    );
+    let assert = opgen(&project.root)
+        .args(["generate", "manifests"])
+        .assert()
+        .code(1);
+    let stderr = String::from_utf8_lossy(&assert.get_output().stderr).into_owned();
+    assert!(
+        stderr.contains(&format!(
+            "PROJECT:{}:1: duplicate mapping key `operatorScope`",
+            scope + 2
+        )),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("DuplicateKeyPolicy"), "{stderr}");
+    assert!(!stderr.contains("Options"), "{stderr}");
+}
+
+#[test]
+fn create_api_says_why_a_kind_that_exists_cannot_be_watched() {
+    let project = Project::init("demo", "");
+    fails_unchanged(
+        &project.root,
+        "create api --group authentication.k8s.io --version v1 --kind TokenReview --resource=false",
+        1,
+        &[
+            "TokenReview authentication.k8s.io/v1 cannot be watched: Kubernetes answers each one as it is created and stores none",
+        ],
+    );
+    fails_unchanged(
+        &project.root,
+        "create api --group autoscaling --version v1 --kind Scale --resource=false",
+        1,
+        &["Scale autoscaling/v1 is a subresource of other kinds"],
+    );
+}
+
 /// The generated CI workflow runs the integration tests on the control plane of the
 /// Kubernetes release the project targets: its `Control plane` step, run with a `go` and a
 /// `setup-envtest` that print what they are asked, asks for that release and hands the

@@ -26,7 +26,7 @@ pub fn plan(
     // A relative path is the user's, from where opgen runs.
     let text = std::fs::read_to_string(crd_file)
         .with_context(|| format!("cannot read --external-crd {}", crd_file.display()))?;
-    let crd = ExternalCrd::parse(&text).map_err(|problem| {
+    let (crd, stored_text) = ExternalCrd::read(&text, group, kind).map_err(|problem| {
         anyhow::anyhow!(
             "--external-crd {} is not a CRD opgen can use: {problem}\n\nPass the file of an `apiextensions.k8s.io/v1` CustomResourceDefinition, as its project publishes it",
             crd_file.display()
@@ -66,6 +66,6 @@ pub fn plan(
         namespaced: crd.namespaced,
         crd: Some(stored_path.clone()),
     };
-    let stored = PlannedFile::new(stored_path, text, Owner::Scaffolded);
+    let stored = PlannedFile::new(stored_path, stored_text.to_owned(), Owner::Scaffolded);
     foreign::add(project, foreign, vec![stored])
 }

@@ -33,6 +33,14 @@ pub fn location(err: &Error) -> Option<(u64, u64)> {
         .map(|at| (at.line(), at.column()))
 }
 
+/// The problem after its place: `line 3, column 5: invalid boolean`.
+pub fn located(err: &Error) -> String {
+    match location(err) {
+        Some((line, column)) => format!("line {line}, column {column}: {}", problem(err)),
+        None => problem(err),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -59,6 +67,10 @@ mod tests {
         assert!(duplicate.contains("duplicate"), "{duplicate}");
         assert!(duplicate.contains("`on`"), "{duplicate}");
         assert!(!duplicate.contains("Options"), "{duplicate}");
+        assert_eq!(
+            located(&error("on: true\non: false\n")),
+            "line 2, column 1: duplicate mapping key `on` is not allowed here"
+        );
         let several = problem(&error("on: true\n---\non: false\n"));
         assert!(!several.contains("from_str"), "{several}");
     }

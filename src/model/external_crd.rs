@@ -218,6 +218,12 @@ spec:
                 .unwrap_err()
                 .starts_with("it holds no YAML document")
         );
+        let list = parse("- a\n- b\n").unwrap_err();
+        assert!(
+            list.starts_with("it is not a CRD at line 1, column 1: "),
+            "{list}"
+        );
+        assert!(!list.contains("Raw"), "{list}");
         let bad_scope = CRD.replace("scope: Cluster", "scope: Global");
         assert!(
             parse(&bad_scope)

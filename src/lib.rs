@@ -21,6 +21,7 @@ pub mod rustfmt;
 pub mod scaffold;
 pub mod shell;
 pub mod templates;
+pub mod yaml_error;
 
 use std::process::ExitCode;
 

@@ -20,6 +20,7 @@ use crate::{
         Domain, ForeignKind, KubernetesVersion, License, NewerProject, OpgenVersion, ProjectName,
         Resource,
     },
+    yaml_error,
 };
 
 pub use rules::Violation;
@@ -94,11 +95,11 @@ impl Project {
     pub fn parse(text: &str, path: &Path) -> anyhow::Result<Self> {
         check_opgen_version(text)?;
         let project: Project = serde_saphyr::from_str(text).map_err(|err| {
-            let place = err
-                .location()
-                .map(|at| format!("{}:{}:{}", path.display(), at.line(), at.column()))
-                .unwrap_or_else(|| path.display().to_string());
-            anyhow::anyhow!("{place}: {}", first_line(&err.to_string()))
+            let place = match yaml_error::location(&err) {
+                Some((line, column)) => format!("{}:{line}:{column}", path.display()),
+                None => path.display().to_string(),
+            };
+            anyhow::anyhow!("{place}: {}", yaml_error::problem(&err))
         })?;
         if project.version != SCHEMA_VERSION {
             bail!(
@@ -108,11 +109,7 @@ impl Project {
             );
         }
         if let Err(violation) = project.check() {
-            let place = match resource_lines(text).get(violation.resource) {
-                Some(line) => format!("{}:{line}", path.display()),
-                None => path.display().to_string(),
-            };
-            bail!("{place}: {}", violation.message);
+            bail!("{}: {}", place(text, path, &violation), violation.message);
         }
         Ok(project)
     }
@@ -132,6 +129,9 @@ impl Project {
         let path = root.join(FILE_NAME);
         let text = crate::files::read_to_string(&path)?;
         let project = Project::parse(&text, &path)?;
+        if let Err(violation) = foreign_rules::check_stored_crds(&project, &root) {
+            bail!("{}: {}", place(&text, &path, &violation), violation.message);
+        }
         if let Err(found) = scaffolded::check(&project, &root) {
             let line = text
                 .lines()
@@ -198,6 +198,14 @@ impl Project {
     }
 }
 
+/// `PROJECT:<line>` of the entry a violation is about.
+fn place(text: &str, path: &Path, violation: &Violation) -> String {
+    match resource_lines(text).get(violation.resource) {
+        Some(line) => format!("{}:{line}", path.display()),
+        None => path.display().to_string(),
+    }
+}
+
 /// The line of each entry of `resources`, then of `foreignKinds`, for messages; empty when
 /// the text does not parse (the caller has parsed it already, so that does not happen).
 fn resource_lines(text: &str) -> Vec<u64> {
@@ -249,10 +257,6 @@ fn check_opgen_version(text: &str) -> Result<(), NewerProject> {
         Some(recorded) => recorded.check_readable_by(&OpgenVersion::running()),
         None => Ok(()),
     }
-}
-
-fn first_line(message: &str) -> &str {
-    message.lines().next().unwrap_or(message)
 }
 
 #[cfg(test)]

@@ -146,7 +146,7 @@ pub fn read(root: &Path, package: &PackageName) -> anyhow::Result<Value> {
     let base: Value = serde_saphyr::from_str(&text).map_err(|err| {
         anyhow::anyhow!(
             "{relative} is not YAML: {}",
-            err.to_string().lines().next().unwrap_or_default()
+            crate::yaml_error::located(&err)
         )
     })?;
     let field = |name: &str| base.get(name).and_then(Value::as_str).unwrap_or_default();

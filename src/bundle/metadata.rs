@@ -77,13 +77,7 @@ pub fn parse_annotations(text: &str) -> Result<BTreeMap<String, String>, String>
     }
     serde_saphyr::from_str::<File>(text)
         .map(|file| file.annotations)
-        .map_err(|err| {
-            err.to_string()
-                .lines()
-                .next()
-                .unwrap_or_default()
-                .to_owned()
-        })
+        .map_err(|err| crate::yaml_error::located(&err))
 }
 
 /// The `LABEL key=value` lines of a Dockerfile.
@@ -119,6 +113,15 @@ mod tests {
             dockerfile
                 .ends_with("COPY bundle/manifests /manifests/\nCOPY bundle/metadata /metadata/\n"),
             "{dockerfile}"
+        );
+    }
+
+    #[test]
+    fn a_malformed_annotations_file_is_described_in_opgen_s_words() {
+        let err = parse_annotations("annotations:\n  a: x\n  a: y\n").unwrap_err();
+        assert_eq!(
+            err,
+            "line 3, column 3: duplicate mapping key `a` is not allowed here"
         );
     }
 

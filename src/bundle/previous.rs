@@ -102,7 +102,7 @@ impl PreviousCsv {
         }
         let text = crate::files::read_to_string(&path)?;
         let csv: Csv = serde_saphyr::from_str(&text)
-            .map_err(|err| anyhow::anyhow!("{}", err.to_string().lines().next().unwrap_or("")))
+            .map_err(|err| anyhow::anyhow!("{}", crate::yaml_error::located(&err)))
             .with_context(|| format!("{relative} is not a ClusterServiceVersion opgen can read; restore it from version control, or delete bundle/ to start afresh"))?;
         let version = csv
             .spec

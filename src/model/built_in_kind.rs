@@ -26,6 +26,26 @@ pub struct BuiltInKind {
     pub minors: RangeInclusive<u32>,
 }
 
+/// A kind of Kubernetes that a controller cannot watch, as k8s-openapi has it.
+#[derive(Debug, PartialEq, Eq)]
+pub struct UnwatchableKind {
+    pub group: &'static str,
+    pub version: &'static str,
+    pub kind: &'static str,
+    pub why: Unwatchable,
+    pub minors: RangeInclusive<u32>,
+}
+
+/// Why a kind of Kubernetes cannot be watched.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Unwatchable {
+    /// It is read and written through another kind's objects (`Scale`, `Eviction`).
+    Subresource,
+    /// Its objects are only created, answered and never stored (`TokenReview`,
+    /// `SubjectAccessReview`, `Binding`): there is no list to watch.
+    CreateOnly,
+}
+
 /// Why a group, version and kind name no built-in kind, with the closest one there is.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{problem}{}", suggestion.as_ref().map(|s| format!("\n\n{s}")).unwrap_or_default())]
@@ -63,6 +83,31 @@ impl BuiltInKind {
             .find(|k| k.group == group && k.version == version && k.kind == kind)
         {
             return Ok(found);
+        }
+        if let Some(unwatchable) = table::UNWATCHABLE
+            .iter()
+            .find(|k| k.group == group && k.kind == kind && k.minors.contains(&kubernetes.minor()))
+        {
+            let named = format!("{kind} {}/{}", shown(group), unwatchable.version);
+            return Err(match unwatchable.why {
+                Unwatchable::Subresource => unknown(
+                    format!(
+                        "{named} is a subresource of other kinds, with no objects of its own, so a controller cannot watch it"
+                    ),
+                    Some(
+                        "Watch the kind whose objects have it, and read it through them".to_owned(),
+                    ),
+                ),
+                Unwatchable::CreateOnly => unknown(
+                    format!(
+                        "{named} cannot be watched: Kubernetes answers each one as it is created and stores none, so there is no list of them to watch"
+                    ),
+                    Some(
+                        "Create them from your controller's code where it needs an answer"
+                            .to_owned(),
+                    ),
+                ),
+            });
         }
         // A kind of another Kubernetes version is worth naming as such.
         if let Some(elsewhere) = table::TABLE
@@ -219,6 +264,31 @@ mod tests {
         // Subresources and create-only kinds have no list to watch.
         assert!(find("autoscaling", "v1", "Scale").is_err());
         assert!(find("authentication.k8s.io", "v1", "TokenReview").is_err());
+    }
+
+    #[test]
+    fn a_kind_that_cannot_be_watched_says_why() {
+        let err = find("authentication.k8s.io", "v1", "TokenReview").unwrap_err();
+        assert!(
+            err.starts_with("TokenReview authentication.k8s.io/v1 cannot be watched: Kubernetes answers each one as it is created and stores none"),
+            "{err}"
+        );
+        assert!(!err.contains("not an API group"), "{err}");
+        let err = find("authorization.k8s.io", "v1beta1", "SubjectAccessReview").unwrap_err();
+        assert!(
+            err.contains("SubjectAccessReview authorization.k8s.io/v1 cannot be watched"),
+            "{err}"
+        );
+        let err = find("autoscaling", "v1", "Scale").unwrap_err();
+        assert!(
+            err.starts_with("Scale autoscaling/v1 is a subresource of other kinds"),
+            "{err}"
+        );
+        let err = find("core", "v1", "Binding").unwrap_err();
+        assert!(
+            err.starts_with("Binding core/v1 cannot be watched"),
+            "{err}"
+        );
     }
 
     #[test]

@@ -5,6 +5,8 @@
 use serde::Deserialize;
 use serde_json::Value;
 
+use super::crd_documents::{self, CrdDocument};
+
 /// A CRD file's content, validated.
 #[derive(Debug, Clone)]
 pub struct ExternalCrd {
@@ -59,20 +61,38 @@ struct RawSchema {
 }
 
 impl ExternalCrd {
-    /// Reads the YAML text of a CRD; the error says what is missing or wrong.
-    pub fn parse(text: &str) -> Result<Self, String> {
-        let raw: RawCrd = serde_saphyr::from_str(text).map_err(|err| {
-            format!(
-                "it is not YAML of one object: {}",
-                first_line(&err.to_string())
-            )
-        })?;
+    /// Reads the CRD of `kind` of `group` from the YAML text of a CRD file (see
+    /// [`crd_documents::select`]), with the text of its document: what to store, since
+    /// whatever reads the stored copy (a project's integration tests, `kubectl`) then reads
+    /// one document. A file of one CRD is read whatever it defines: the caller compares the
+    /// group and kind, and says what the file has instead.
+    pub fn read<'a>(text: &'a str, group: &str, kind: &str) -> Result<(Self, &'a str), String> {
+        let documents = crd_documents::documents(text)?;
+        let document = crd_documents::select(documents, group, kind)?;
+        let crd = Self::from_document(&document)?;
+        Ok((crd, document.text))
+    }
+
+    fn from_document(document: &CrdDocument) -> Result<Self, String> {
+        let raw: RawCrd = document.read("it is not a CRD")?;
         let api_version = raw.api_version.unwrap_or_default();
         let kind = raw.kind.unwrap_or_default();
         if kind != "CustomResourceDefinition" || api_version != "apiextensions.k8s.io/v1" {
-            return Err(format!(
-                "it is a `{kind}` of `{api_version}`, not a `CustomResourceDefinition` of `apiextensions.k8s.io/v1`"
-            ));
+            let missing: Vec<&str> = [("`kind`", &kind), ("`apiVersion`", &api_version)]
+                .into_iter()
+                .filter(|(_, value)| value.is_empty())
+                .map(|(name, _)| name)
+                .collect();
+            return Err(if missing.is_empty() {
+                format!(
+                    "it is a `{kind}` of `{api_version}`, not a `CustomResourceDefinition` of `apiextensions.k8s.io/v1`"
+                )
+            } else {
+                format!(
+                    "it has no {}: a CRD has `apiVersion: apiextensions.k8s.io/v1` and `kind: CustomResourceDefinition`",
+                    missing.join(" and no ")
+                )
+            });
         }
         let spec = raw.spec.ok_or("it has no `spec`")?;
         let group = spec
@@ -128,13 +148,13 @@ impl ExternalCrd {
     }
 }
 
-fn first_line(message: &str) -> &str {
-    message.lines().next().unwrap_or(message)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn parse(text: &str) -> Result<ExternalCrd, String> {
+        ExternalCrd::read(text, "example.org", "Widget").map(|(crd, _)| crd)
+    }
 
     const CRD: &str = "apiVersion: apiextensions.k8s.io/v1
 kind: CustomResourceDefinition
@@ -157,7 +177,7 @@ spec:
 
     #[test]
     fn reads_group_names_scope_and_versions() {
-        let crd = ExternalCrd::parse(CRD).unwrap();
+        let crd = parse(CRD).unwrap();
         assert_eq!(
             (crd.group.as_str(), crd.kind.as_str(), crd.plural.as_str()),
             ("example.org", "Widget", "widgets")
@@ -171,7 +191,7 @@ spec:
     fn refuses_what_is_not_a_v1_crd() {
         let beta = CRD.replace("apiextensions.k8s.io/v1", "apiextensions.k8s.io/v1beta1");
         assert!(
-            ExternalCrd::parse(&beta)
+            parse(&beta)
                 .unwrap_err()
                 .contains("not a `CustomResourceDefinition` of `apiextensions.k8s.io/v1`")
         );
@@ -180,20 +200,51 @@ spec:
             "",
         );
         assert!(
-            ExternalCrd::parse(&no_schema)
+            parse(&no_schema)
                 .unwrap_err()
                 .contains("v1 has no `schema.openAPIV3Schema`")
         );
         assert!(
-            ExternalCrd::parse("a: [")
+            parse("a: [")
                 .unwrap_err()
-                .starts_with("it is not YAML")
+                .starts_with("it is not valid YAML at line 1")
         );
+        assert_eq!(
+            parse("metadata:\n  name: x\n").unwrap_err(),
+            "it has no `kind` and no `apiVersion`: a CRD has `apiVersion: apiextensions.k8s.io/v1` and `kind: CustomResourceDefinition`"
+        );
+        assert!(
+            parse("")
+                .unwrap_err()
+                .starts_with("it holds no YAML document")
+        );
+        let list = parse("- a\n- b\n").unwrap_err();
+        assert!(
+            list.starts_with("it is not a CRD at line 1, column 1: "),
+            "{list}"
+        );
+        assert!(!list.contains("Raw"), "{list}");
         let bad_scope = CRD.replace("scope: Cluster", "scope: Global");
         assert!(
-            ExternalCrd::parse(&bad_scope)
+            parse(&bad_scope)
                 .unwrap_err()
                 .contains("`Namespaced` or `Cluster`")
         );
+    }
+
+    #[test]
+    fn a_file_of_several_documents_gives_the_kind_s_to_store() {
+        let text = format!("{CRD}---\n");
+        let (crd, stored) = ExternalCrd::read(&text, "example.org", "Widget").unwrap();
+        assert_eq!((crd.kind.as_str(), stored), ("Widget", CRD));
+        let (_, stored) = ExternalCrd::read(CRD, "example.org", "Widget").unwrap();
+        assert_eq!(stored, CRD);
+        let other = CRD
+            .replace("Widget", "Gadget")
+            .replace("widgets", "gadgets");
+        let text = format!("{other}---\n{CRD}");
+        let (crd, stored) = ExternalCrd::read(&text, "example.org", "Widget").unwrap();
+        assert_eq!(crd.plural, "widgets");
+        assert_eq!(stored, format!("---\n{CRD}"));
     }
 }

@@ -3,6 +3,7 @@
 //! name) is a method here, so that all generated files agree with each other.
 
 mod built_in_kind;
+mod crd_documents;
 pub(crate) mod dns;
 mod domain;
 mod escaped;

@@ -5,6 +5,8 @@
 //! (the generated code names its type); an external kind must come from a stored CRD; and no
 //! kind may have two controllers, or a controller file or types module another kind has.
 
+use std::path::Path;
+
 use super::{Project, Violation};
 use crate::model::{BuiltInKind, ForeignKind, Origin};
 
@@ -30,8 +32,13 @@ fn check_one(
     let api_version = foreign.api_version();
     match (foreign.origin, &foreign.crd) {
         (Origin::BuiltIn, None) => check_built_in(project, foreign)?,
-        (Origin::External, Some(crd))
-            if crd.starts_with("config/external/") && crd.ends_with(".yaml") => {}
+        (Origin::External, Some(crd)) if names_a_stored_crd(crd) => {}
+        (Origin::External, Some(crd)) => {
+            return Err(format!(
+                "{kind} {api_version} has `crd: {crd}`, which is not a file inside config/external/: the stored CRD of an external kind is a .yaml file there, named by a relative path without `.` or `..` parts\n\nPut back `crd: {}`",
+                ForeignKind::stored_crd_file(&foreign.plural, foreign.group.as_str())
+            ));
+        }
         (Origin::BuiltIn, Some(_)) => {
             return Err(format!(
                 "{kind} {api_version} is built in (`origin: builtIn`), so it has no `crd`\n\nRemove `crd`, or make it `origin: external`"
@@ -98,6 +105,45 @@ fn check_one(
             return Err(format!(
                 "{kind} {api_version} needs the api crate's module `external`, which this project's group `external` has"
             ));
+        }
+    }
+    Ok(())
+}
+
+/// Whether `crd` names a `.yaml` file inside `config/external/` by its text: relative, with no
+/// empty, `.` or `..` part that could lead out of it.
+fn names_a_stored_crd(crd: &str) -> bool {
+    crd.strip_prefix("config/external/").is_some_and(|rest| {
+        crd.ends_with(".yaml")
+            && !rest.contains('\\')
+            && rest
+                .split('/')
+                .all(|part| !part.is_empty() && part != "." && part != "..")
+    })
+}
+
+/// The first external kind whose stored CRD, as the file system resolves it (symbolic links
+/// followed), is not inside the project's `config/external/`; a missing file is left to the
+/// command that reads it.
+pub fn check_stored_crds(project: &Project, root: &Path) -> Result<(), Violation> {
+    let Ok(root) = root.canonicalize() else {
+        return Ok(());
+    };
+    let external_dir = root.join("config/external");
+    for (index, foreign) in project.foreign_kinds.iter().enumerate() {
+        let Some(crd) = &foreign.crd else { continue };
+        let Ok(resolved) = root.join(crd).canonicalize() else {
+            continue;
+        };
+        if !resolved.starts_with(&external_dir) {
+            return Err(Violation {
+                resource: project.resources.len() + index,
+                message: format!(
+                    "{} {} has `crd: {crd}`, which resolves through a symbolic link to a file outside config/external/; opgen reads the stored CRDs of external kinds only from there\n\nReplace the link with a copy of the CRD",
+                    foreign.kind,
+                    foreign.api_version()
+                ),
+            });
         }
     }
     Ok(())
@@ -212,5 +258,59 @@ mod tests {
         assert!(message(&project(vec![external.clone()])).contains("--external-crd"));
         external.crd = Some("config/external/deployments.apps.yaml".to_owned());
         assert_eq!(check(&project(vec![external])), Ok(()));
+    }
+
+    #[test]
+    fn a_stored_crd_is_named_inside_config_external() {
+        let mut external = ForeignKind::built_in_for_test("apps", "v1", "Deployment");
+        external.origin = Origin::External;
+        for crd in [
+            "config/external/../../../outside.yaml",
+            "config/external/./x.yaml",
+            "config/external//x.yaml",
+            "config/external/a/../../x.yaml",
+            "/etc/config/external/x.yaml",
+            "config/external/..\\x.yaml",
+        ] {
+            external.crd = Some(crd.to_owned());
+            let message = message(&project(vec![external.clone()]));
+            assert!(
+                message.contains("which is not a file inside config/external/"),
+                "{crd}: {message}"
+            );
+            assert!(
+                message.ends_with("Put back `crd: config/external/deployments.apps.yaml`"),
+                "{message}"
+            );
+        }
+        external.crd = Some("config/external/vendor/x.yaml".to_owned());
+        assert_eq!(check(&project(vec![external])), Ok(()));
+    }
+
+    #[test]
+    fn a_stored_crd_must_not_link_out_of_config_external() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        std::fs::create_dir_all(root.join("config/external")).unwrap();
+        std::fs::write(root.join("outside.yaml"), "x").unwrap();
+        std::fs::write(root.join("config/external/inside.yaml"), "x").unwrap();
+        std::os::unix::fs::symlink("../../outside.yaml", root.join("config/external/out.yaml"))
+            .unwrap();
+        std::os::unix::fs::symlink("inside.yaml", root.join("config/external/in.yaml")).unwrap();
+        let mut external = ForeignKind::built_in_for_test("apps", "v1", "Deployment");
+        external.origin = Origin::External;
+        let mut project = project(vec![external]);
+        for (crd, allowed) in [
+            ("config/external/in.yaml", true),
+            ("config/external/missing.yaml", true),
+            ("config/external/out.yaml", false),
+        ] {
+            project.foreign_kinds[0].crd = Some(crd.to_owned());
+            let result = check_stored_crds(&project, root);
+            assert_eq!(result.is_ok(), allowed, "{crd}: {result:?}");
+        }
+        let violation = check_stored_crds(&project, root).unwrap_err();
+        assert_eq!(violation.resource, 0);
+        assert!(violation.message.contains("outside config/external/"));
     }
 }

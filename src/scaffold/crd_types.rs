@@ -13,7 +13,7 @@ use std::fmt::Write as _;
 use heck::{ToSnakeCase, ToUpperCamelCase};
 use serde_json::Value;
 
-use super::rust;
+use super::{crd_fields, rust};
 
 /// One kind of a group/version, with the schema of that version.
 pub struct CrdKind<'a> {
@@ -43,16 +43,23 @@ pub fn module_source(kinds: &[CrdKind], crd_files: &[String]) -> String {
     }
     out.push_str("#[cfg(test)]\nmod tests {\n    use super::*;\n");
     for kind in kinds {
-        let object = serde_json::json!({
+        let properties = &kind.schema["properties"];
+        let mut object = serde_json::json!({
             "apiVersion": format!("{}/{}", kind.group, kind.version),
             "kind": kind.kind,
             "metadata": {"name": "example"},
-            "spec": minimal(kind.schema.get("properties").and_then(|p| p.get("spec")).unwrap_or(&Value::Null)),
+            "spec": example(properties.get("spec").unwrap_or(&Value::Null)),
         });
+        if let Some(status) = properties
+            .get("status")
+            .filter(|s| reaches_unknown_fields(s))
+        {
+            object["status"] = example(status);
+        }
         let kind_name = kind.kind;
         let _ = write!(
             out,
-            "\n    /// A minimal valid {kind_name} (its required fields only) reads into the types and\n    /// writes back unchanged.\n    #[test]\n    fn a_minimal_{module}_round_trips() {{\n        let minimal = ::serde_json::json!({object});\n        let obj: {kind_name} = ::serde_json::from_value(minimal.clone()).expect(\"a minimal {kind_name} deserialises\");\n        let written = ::serde_json::to_value(&obj).expect(\"a {kind_name} serialises\");\n        assert_eq!(written, minimal);\n    }}\n",
+            "\n    /// A valid {kind_name} with its required fields, and fields the schema does not list\n    /// wherever it keeps them, reads into the types and writes back unchanged.\n    #[test]\n    fn an_example_{module}_round_trips() {{\n        let example = ::serde_json::json!({object});\n        let obj: {kind_name} = ::serde_json::from_value(example.clone()).expect(\"the example {kind_name} deserialises\");\n        let written = ::serde_json::to_value(&obj).expect(\"a {kind_name} serialises\");\n        assert_eq!(written, example);\n    }}\n",
             module = kind_name.to_snake_case(),
         );
     }
@@ -60,9 +67,11 @@ pub fn module_source(kinds: &[CrdKind], crd_files: &[String]) -> String {
     out
 }
 
-/// The smallest value `schema` accepts with each required field set: what the round-trip test
-/// of the generated types reads. Numbers are not zero, since `0` and `0.0` differ in JSON.
-fn minimal(schema: &Value) -> Value {
+/// A value `schema` accepts, for the round-trip test of the generated types: each required
+/// field set, and a field the schema does not list in every object that keeps such fields,
+/// with the optional fields, list items and map entries that lead to one. Numbers are not
+/// zero, since `0` and `0.0` differ in JSON.
+fn example(schema: &Value) -> Value {
     if schema["x-kubernetes-int-or-string"] == true {
         return Value::from("1");
     }
@@ -74,18 +83,51 @@ fn minimal(schema: &Value) -> Value {
         Some("boolean") => Value::from(false),
         Some("integer") => Value::from(1),
         Some("number") => Value::from(1.5),
+        Some("array") if reaches_unknown_fields(&schema["items"]) => {
+            Value::Array(vec![example(&schema["items"])])
+        }
         Some("array") => Value::Array(Vec::new()),
         _ => {
             let mut object = serde_json::Map::new();
-            let required = schema["required"].as_array().cloned().unwrap_or_default();
-            for name in required.iter().filter_map(Value::as_str) {
-                if let Some(field) = schema["properties"].get(name) {
-                    object.insert(name.to_owned(), minimal(field));
+            let required: Vec<&str> = schema["required"]
+                .as_array()
+                .map(|r| r.iter().filter_map(Value::as_str).collect())
+                .unwrap_or_default();
+            if let Some(properties) = schema["properties"].as_object() {
+                for (name, field) in properties {
+                    if required.contains(&name.as_str()) || reaches_unknown_fields(field) {
+                        object.insert(name.clone(), example(field));
+                    }
                 }
+            }
+            let entries = &schema["additionalProperties"];
+            if entries.is_object() && reaches_unknown_fields(entries) {
+                object.insert("example".to_owned(), example(entries));
+            }
+            if keeps_unknown_fields(schema) {
+                let mut key = "unlistedField".to_owned();
+                while object.contains_key(&key) || schema["properties"].get(&key).is_some() {
+                    key.push('_');
+                }
+                object.insert(key, serde_json::json!({"kept": ["as", 1, "read"]}));
             }
             Value::Object(object)
         }
     }
+}
+
+/// Whether `schema`, or an object inside it, keeps fields it does not list.
+fn reaches_unknown_fields(schema: &Value) -> bool {
+    if !schema.is_object() || schema["x-kubernetes-int-or-string"] == true {
+        return false;
+    }
+    keeps_unknown_fields(schema)
+        || reaches_unknown_fields(&schema["items"])
+        || (schema["additionalProperties"].is_object()
+            && reaches_unknown_fields(&schema["additionalProperties"]))
+        || schema["properties"]
+            .as_object()
+            .is_some_and(|p| p.values().any(reaches_unknown_fields))
 }
 
 struct Translator<'a> {
@@ -155,20 +197,26 @@ impl<'a> Translator<'a> {
         }
     }
 
-    /// `pub struct <name> { … }` with one field per property; attributes come before.
+    /// `pub struct <name> { … }` with one field per property, and a map of the fields the
+    /// schema does not list when it keeps them; attributes come before.
     fn write_struct(&mut self, out: &mut String, name: &str, schema: &'a Value) {
         self.written.push(name.to_owned());
         let required: Vec<&str> = schema["required"]
             .as_array()
             .map(|r| r.iter().filter_map(Value::as_str).collect())
             .unwrap_or_default();
-        let Some(properties) = schema["properties"].as_object().filter(|p| !p.is_empty()) else {
+        let properties: Vec<(&String, &'a Value)> = schema["properties"]
+            .as_object()
+            .map(|p| p.iter().collect())
+            .unwrap_or_default();
+        let names: Vec<&str> = properties.iter().map(|(p, _)| p.as_str()).collect();
+        let (fields, rest) = crd_fields::fields(&names, keeps_unknown_fields(schema));
+        if fields.is_empty() && rest.is_none() {
             let _ = writeln!(out, "pub struct {name} {{}}");
             return;
-        };
+        }
         let _ = writeln!(out, "pub struct {name} {{");
-        for (property, field_schema) in properties {
-            let field = field_name(property);
+        for ((property, field_schema), field) in properties.into_iter().zip(fields) {
             let ty = self.type_of(
                 &format!("{name}{}", property.to_upper_camel_case()),
                 field_schema,
@@ -176,23 +224,31 @@ impl<'a> Translator<'a> {
             if let Some(line) = first_line(field_schema) {
                 let _ = writeln!(out, "    /// {line}");
             }
-            let bare = field.trim_start_matches("r#");
-            let rename = (bare.to_lowercase() != property.to_lowercase()
-                || camel(bare) != *property)
-                .then(|| format!("rename = {}", rust::string_literal(property)));
             let is_required = required.contains(&property.as_str());
-            let mut serde_args: Vec<String> = rename.into_iter().collect();
+            let mut serde_args: Vec<String> = field
+                .rename
+                .map(|r| format!("rename = {}", rust::string_literal(&r)))
+                .into_iter()
+                .collect();
             if !is_required {
                 serde_args.push("default, skip_serializing_if = \"Option::is_none\"".to_owned());
             }
             if !serde_args.is_empty() {
                 let _ = writeln!(out, "    #[serde({})]", serde_args.join(", "));
             }
+            let ident = field.ident;
             if is_required {
-                let _ = writeln!(out, "    pub {field}: {ty},");
+                let _ = writeln!(out, "    pub {ident}: {ty},");
             } else {
-                let _ = writeln!(out, "    pub {field}: Option<{ty}>,");
+                let _ = writeln!(out, "    pub {ident}: Option<{ty}>,");
             }
+        }
+        if let Some(rest) = rest {
+            out.push_str("    /// Fields the schema does not list, kept as read (`x-kubernetes-preserve-unknown-fields`).\n    #[serde(flatten)]\n");
+            let _ = writeln!(
+                out,
+                "    pub {rest}: ::std::collections::BTreeMap<String, ::serde_json::Value>,"
+            );
         }
         out.push_str("}\n");
     }
@@ -244,33 +300,10 @@ impl<'a> Translator<'a> {
     }
 }
 
-/// The property's field name: snake case, a raw identifier for a keyword.
-fn field_name(property: &str) -> String {
-    let snake = property.to_snake_case();
-    let snake = if snake.is_empty() || snake.starts_with(|c: char| c.is_ascii_digit()) {
-        format!("field_{snake}")
-    } else {
-        snake
-    };
-    if crate::model::is_rust_keyword(&snake) {
-        if matches!(snake.as_str(), "self" | "super" | "crate" | "Self") {
-            format!("{snake}_")
-        } else {
-            format!("r#{snake}")
-        }
-    } else {
-        snake
-    }
-}
-
-/// What serde would call the field without a rename: lower camel case.
-fn camel(snake: &str) -> String {
-    let upper = snake.to_upper_camel_case();
-    let mut chars = upper.chars();
-    chars
-        .next()
-        .map(|first| first.to_lowercase().chain(chars).collect())
-        .unwrap_or_default()
+/// Whether an object keeps the fields its schema does not list: a read must keep them, so
+/// that a write does not erase them.
+fn keeps_unknown_fields(schema: &Value) -> bool {
+    schema["x-kubernetes-preserve-unknown-fields"] == true
 }
 
 /// The first line of a schema's description, made safe for a doc comment.
@@ -353,14 +386,14 @@ mod tests {
                 "optional": {"type": "string"}
             }}}}),
         );
-        let expected = r#"let minimal = ::serde_json::json!({"apiVersion":"cert-manager.io/v1","kind":"Certificate","metadata":{"name":"example"},"spec":{"issuerRef":{"name":"example"},"mode":"Fast","replicas":1,"secretName":"example"}});"#;
+        let expected = r#"let example = ::serde_json::json!({"apiVersion":"cert-manager.io/v1","kind":"Certificate","metadata":{"name":"example"},"spec":{"issuerRef":{"name":"example"},"mode":"Fast","replicas":1,"secretName":"example"}});"#;
         assert!(text.contains(expected), "{text}");
         assert!(
-            text.contains("fn a_minimal_certificate_round_trips() {"),
+            text.contains("fn an_example_certificate_round_trips() {"),
             "{text}"
         );
         assert!(
-            text.contains("let obj: Certificate = ::serde_json::from_value(minimal.clone())"),
+            text.contains("let obj: Certificate = ::serde_json::from_value(example.clone())"),
             "{text}"
         );
     }
@@ -382,5 +415,81 @@ mod tests {
         );
         assert!(text.contains("pub struct CertificateSpecAB {"), "{text}");
         assert!(text.contains("pub struct CertificateSpecAB2 {"), "{text}");
+    }
+
+    /// The shape of a Helm or Ansible operator's CRD: the spec and status keep every field.
+    fn keeping_unknown_fields() -> Value {
+        json!({"type": "object", "properties": {
+            "spec": {"type": "object", "x-kubernetes-preserve-unknown-fields": true,
+                "properties": {
+                    "replicas": {"type": "integer"},
+                    "values": {"type": "object", "x-kubernetes-preserve-unknown-fields": true},
+                    "resources": {"type": "object", "x-kubernetes-preserve-unknown-fields": true,
+                        "properties": {"cpu": {"type": "string"}}},
+                    "plugins": {"type": "array", "items": {"type": "object",
+                        "x-kubernetes-preserve-unknown-fields": true,
+                        "properties": {"name": {"type": "string"}}, "required": ["name"]}},
+                    "plain": {"type": "object", "properties": {"a": {"type": "string"}}}
+                }},
+            "status": {"type": "object", "x-kubernetes-preserve-unknown-fields": true}
+        }})
+    }
+
+    #[test]
+    fn objects_that_keep_unknown_fields_get_a_map_of_them() {
+        let text = source(keeping_unknown_fields());
+        for expected in [
+            "pub struct CertificateSpec {\n    #[serde(default, skip_serializing_if = \"Option::is_none\")]\n    pub plain: Option<CertificateSpecPlain>,",
+            "    pub values: Option<::serde_json::Value>,\n    /// Fields the schema does not list, kept as read (`x-kubernetes-preserve-unknown-fields`).\n    #[serde(flatten)]\n    pub unknown_fields: ::std::collections::BTreeMap<String, ::serde_json::Value>,\n}",
+            "pub struct CertificateStatus {\n    /// Fields the schema does not list, kept as read (`x-kubernetes-preserve-unknown-fields`).\n    #[serde(flatten)]\n    pub unknown_fields: ::std::collections::BTreeMap<String, ::serde_json::Value>,\n}",
+            "pub struct CertificateSpecResources {\n    #[serde(default, skip_serializing_if = \"Option::is_none\")]\n    pub cpu: Option<String>,\n    /// Fields",
+            "pub struct CertificateSpecPlugins {\n    pub name: String,\n    /// Fields",
+        ] {
+            assert!(text.contains(expected), "{expected}\n---\n{text}");
+        }
+        let plain = text
+            .split("pub struct CertificateSpecPlain {")
+            .nth(1)
+            .unwrap();
+        let plain = plain.split("\n}").next().unwrap();
+        assert!(!plain.contains("flatten"), "{plain}");
+    }
+
+    #[test]
+    fn the_round_trip_test_has_data_wherever_unknown_fields_are_kept() {
+        let text = source(keeping_unknown_fields());
+        let kept = r#"{"kept":["as",1,"read"]}"#;
+        let expected = format!(
+            r#"let example = ::serde_json::json!({{"apiVersion":"cert-manager.io/v1","kind":"Certificate","metadata":{{"name":"example"}},"spec":{{"plugins":[{{"name":"example","unlistedField":{kept}}}],"resources":{{"unlistedField":{kept}}},"unlistedField":{kept},"values":{{"unlistedField":{kept}}}}},"status":{{"unlistedField":{kept}}}}});"#
+        );
+        assert!(text.contains(&expected), "{expected}\n---\n{text}");
+    }
+
+    #[test]
+    fn properties_of_one_identifier_are_distinct_fields_of_their_names() {
+        let text = source(
+            json!({"type": "object", "properties": {"spec": {"type": "object",
+            "required": ["fooBar"],
+            "properties": {
+                "fooBar": {"type": "string"}, "foo_bar": {"type": "string"},
+                "foo-bar": {"type": "string"}, "FooBar": {"type": "string"},
+                "foo.bar": {"type": "string"}, "ref": {"type": "string"},
+                "$ref": {"type": "string"}, "self": {"type": "string"},
+                "Self": {"type": "string"}
+            }}}}),
+        );
+        for expected in [
+            "#[serde(rename = \"fooBar\")]\n    pub foo_bar: String,",
+            "#[serde(rename = \"FooBar\", default, skip_serializing_if = \"Option::is_none\")]\n    pub foo_bar2: Option<String>,",
+            "#[serde(rename = \"foo-bar\", default, skip_serializing_if = \"Option::is_none\")]\n    pub foo_bar3: Option<String>,",
+            "#[serde(rename = \"foo.bar\", default, skip_serializing_if = \"Option::is_none\")]\n    pub foo_bar4: Option<String>,",
+            "#[serde(rename = \"foo_bar\", default, skip_serializing_if = \"Option::is_none\")]\n    pub foo_bar5: Option<String>,",
+            "#[serde(default, skip_serializing_if = \"Option::is_none\")]\n    pub r#ref: Option<String>,",
+            "#[serde(rename = \"$ref\", default, skip_serializing_if = \"Option::is_none\")]\n    pub ref2: Option<String>,",
+            "#[serde(rename = \"self\", default, skip_serializing_if = \"Option::is_none\")]\n    pub self_: Option<String>,",
+            "#[serde(rename = \"Self\", default, skip_serializing_if = \"Option::is_none\")]\n    pub self2: Option<String>,",
+        ] {
+            assert!(text.contains(expected), "{expected}\n---\n{text}");
+        }
     }
 }

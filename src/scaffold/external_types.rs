@@ -46,7 +46,7 @@ pub fn files(project: &Project, stored: &StoredCrds) -> anyhow::Result<Vec<Plann
             .as_deref()
             .expect("PROJECT's rules give external kinds a crd");
         let text = stored.read(path)?;
-        let crd = ExternalCrd::parse(&text)
+        let (crd, _) = ExternalCrd::read(&text, foreign.group.as_str(), foreign.kind.as_str())
             .map_err(|problem| anyhow::anyhow!("{path}: {problem}"))
             .with_context(|| format!("cannot generate the types of {}", foreign.kind))?;
         // The copy is the user's to replace with a newer release: it must still be this kind's.

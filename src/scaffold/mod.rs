@@ -2,6 +2,7 @@
 //! generated files that are rebuilt from `PROJECT` after every change to it.
 
 mod cargo_toml;
+mod crd_fields;
 mod crd_types;
 mod external_types;
 mod foreign_values;

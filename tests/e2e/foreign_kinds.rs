@@ -1,8 +1,11 @@
 //! An operator with controllers for kinds it does not own, next to a kind of its own: built-in
 //! kinds of the core group (ConfigMap, and the cluster-scoped Namespace) and of `apps`
-//! (Deployment), and the Certificate of an external CRD (tests/fixtures/certificate-crd.yaml).
-//! It builds, tests, lints and renders; its manifests have RBAC for those kinds and no CRD
-//! but its own. Then its manager runs on a control plane with nothing but its generated role,
+//! (Deployment), the Certificate of an external CRD (tests/fixtures/certificate-crd.yaml), and
+//! the Memcached of a Helm-based operator's file of CRDs (tests/fixtures/chart-crds.yaml),
+//! whose spec and status keep unknown fields and whose property names collide as Rust
+//! identifiers. It builds, tests (the external types' round trips, with data in every place
+//! that keeps unknown fields), lints and renders; its manifests have RBAC for those kinds and
+//! no CRD but its own. Then its manager runs on a control plane with nothing but its generated role,
 //! and every one of those controllers reconciles the objects it watches.
 
 use std::time::{Duration, Instant};
@@ -22,11 +25,12 @@ use crate::{
 const NAME: &str = "foreign-op";
 
 /// The controllers of the kinds the project does not own, as the reconcile metrics name them.
-const FOREIGN_CONTROLLERS: [&str; 4] = [
+const FOREIGN_CONTROLLERS: [&str; 5] = [
     "configmap.core",
     "deployment.apps",
     "namespace.core",
     "certificate.cert-manager",
+    "memcached.charts",
 ];
 
 #[test]
@@ -41,6 +45,27 @@ fn operator_with_controllers_for_kinds_it_does_not_own() {
         "--group cert-manager.io --version v1 --kind Certificate --resource=false --external-crd {}/tests/fixtures/certificate-crd.yaml",
         env!("CARGO_MANIFEST_DIR")
     ));
+    project.create_api(&format!(
+        "--group charts.example.org --version v1alpha1 --kind Memcached --resource=false --external-crd {}/tests/fixtures/chart-crds.yaml",
+        env!("CARGO_MANIFEST_DIR")
+    ));
+    let stored = project.read("config/external/memcacheds.charts.example.org.yaml");
+    assert!(
+        !stored.contains("kind: Redis") && !stored.contains("\n---"),
+        "only the Memcached CRD is stored:\n{stored}"
+    );
+    let types = project.read("api/src/external/charts/v1alpha1.rs");
+    for field in [
+        "pub replica_count: Option<i64>,",
+        "pub replica_count2: Option<i64>,",
+        "pub r#ref: Option<String>,",
+        "pub ref2: Option<String>,",
+        "pub self_: Option<String>,",
+        "pub self2: Option<String>,",
+        "#[serde(flatten)]\n    pub unknown_fields:",
+    ] {
+        assert!(types.contains(field), "{field} in\n{types}");
+    }
 
     run(root, "opgen generate manifests", true);
     // The external types' round-trip test and every controller's tests run here.
@@ -61,6 +86,7 @@ fn operator_with_controllers_for_kinds_it_does_not_own() {
         "- apiGroups:\n  - \"\"\n  resources:\n  - configmaps\n  - namespaces\n  verbs:\n  - get\n  - list\n  - watch\n",
         "- apiGroups:\n  - apps\n  resources:\n  - deployments\n  verbs:\n  - get\n  - list\n  - watch\n",
         "- apiGroups:\n  - cert-manager.io\n  resources:\n  - certificates\n  verbs:\n  - get\n  - list\n  - watch\n",
+        "- apiGroups:\n  - charts.example.org\n  resources:\n  - memcacheds\n  verbs:\n  - get\n  - list\n  - watch\n",
     ] {
         assert!(role.contains(rule), "role.yaml lacks\n{rule}in\n{role}");
     }
@@ -104,12 +130,17 @@ fn on_a_control_plane(project: &Project) {
     let root = &project.root;
     for crd in [
         "config/external/certificates.cert-manager.io.yaml",
+        "config/external/memcacheds.charts.example.org.yaml",
         "config/crd/bases/db.example.com_backups.yaml",
     ] {
         let file = root.join(crd);
         kubectl.ok(&["apply", "--server-side", "-f", file.to_str().unwrap()]);
     }
-    for crd in ["certificates.cert-manager.io", "backups.db.example.com"] {
+    for crd in [
+        "certificates.cert-manager.io",
+        "memcacheds.charts.example.org",
+        "backups.db.example.com",
+    ] {
         kubectl.ok(&[
             "wait",
             "--for=condition=Established",
@@ -156,6 +187,26 @@ spec:
     name: an-issuer
   dnsNames:
     - app.example.com
+---
+apiVersion: charts.example.org/v1alpha1
+kind: Memcached
+metadata:
+  name: watched
+  namespace: e2e-apps
+spec:
+  replicaCount: 2
+  replica_count: 3
+  $ref: a-reference
+  Self: itself
+  resources:
+    limits:
+      memory: 64Mi
+    requests:
+      cpu: 100m
+  podLabels:
+    team: cache
+  extraArgs:
+    - -vv
 ";
     kubectl
         .apply(objects, &[])

@@ -256,7 +256,10 @@ fn templates_check_and_update_report_an_override_whose_built_in_changed() {
         stdout.contains(&format!("-{}", DOCKERFILE_HOUSE)),
         "{stdout}"
     );
-    assert!(stdout.contains("+{# opgen: override of project/Dockerfile") == false);
+    assert!(
+        stdout.contains("-{# opgen: override of project/Dockerfile, made from built-in fnv1a64:0123456789abcdef -#}\n"),
+        "{stdout}"
+    );
     assert!(project.tree() == before, "check writes nothing");
 
     project

@@ -306,3 +306,84 @@ fn cargo_publish_dry_run_passes_for_every_crate() {
         .collect();
     assert_eq!(packaged, order, "{stderr}");
 }
+
+/// The build job's `Package` step, run on this machine with opgen's own binary standing in
+/// for the release build: the archive holds the binary where `cargo binstall` looks for it,
+/// the completions and the man page, and its checksum file verifies it.
+#[test]
+fn the_package_step_makes_the_archive_binstall_expects() {
+    let release = workflow("release.yml");
+    let package = steps(&release["jobs"]["build"])
+        .find(|step| step["name"] == "Package")
+        .and_then(|step| step["run"].as_str())
+        .expect("a Package step")
+        .to_owned();
+    let target = "x86_64-unknown-linux-musl";
+    let version = env!("CARGO_PKG_VERSION");
+    let checkout = tempfile::tempdir().unwrap();
+    let built = checkout.path().join(format!("target/{target}/release"));
+    std::fs::create_dir_all(&built).unwrap();
+    std::fs::copy(env!("CARGO_BIN_EXE_opgen"), built.join("opgen")).unwrap();
+    for file in ["README.md", "CHANGELOG.md"] {
+        std::fs::copy(Path::new(ROOT).join(file), checkout.path().join(file)).unwrap();
+    }
+    let output = std::process::Command::new("bash")
+        .args(["-eo", "pipefail", "-c", &package])
+        .current_dir(checkout.path())
+        .env("TARGET", target)
+        .env("GITHUB_REF_NAME", format!("v{version}"))
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{output:?}");
+
+    let dist = checkout.path().join("dist");
+    let name = format!("opgen-v{version}-{target}");
+    let verify = std::process::Command::new("sha256sum")
+        .args(["-c", &format!("{name}.tar.gz.sha256")])
+        .current_dir(&dist)
+        .output()
+        .unwrap();
+    assert!(verify.status.success(), "{verify:?}");
+    let listing = std::process::Command::new("tar")
+        .args(["-tzf", &format!("{name}.tar.gz")])
+        .current_dir(&dist)
+        .output()
+        .unwrap();
+    let listing = String::from_utf8(listing.stdout).unwrap();
+    let mut files: Vec<&str> = listing.lines().filter(|l| !l.ends_with('/')).collect();
+    files.sort_unstable();
+    let expected: Vec<String> = [
+        "CHANGELOG.md",
+        "README.md",
+        "completions/_opgen",
+        "completions/opgen.bash",
+        "completions/opgen.fish",
+        "man/man1/opgen.1",
+        "opgen",
+    ]
+    .iter()
+    .map(|file| format!("{name}/{file}"))
+    .collect();
+    assert_eq!(files, expected);
+    // binstall's `bin-dir`, filled in for this archive, names the binary in it.
+    let metadata = metadata();
+    let opgen = metadata["packages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|package| package["name"] == "opgen")
+        .unwrap();
+    let bin_dir = opgen["metadata"]["binstall"]["bin-dir"]
+        .as_str()
+        .unwrap()
+        .replace("{ name }", "opgen")
+        .replace("{ version }", version)
+        .replace("{ target }", target)
+        .replace("{ bin }", "opgen")
+        .replace("{ binary-ext }", "");
+    assert!(files.contains(&bin_dir.as_str()), "{bin_dir} in {files:?}");
+    let page = std::fs::read_to_string(dist.join(&name).join("man/man1/opgen.1")).unwrap();
+    assert!(page.contains(".TH opgen 1"), "{page}");
+    let bash = std::fs::read_to_string(dist.join(&name).join("completions/opgen.bash")).unwrap();
+    assert!(bash.contains("_opgen()"), "{bash}");
+}

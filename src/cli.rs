@@ -10,7 +10,7 @@ use crate::model::{License, Workload};
 #[derive(Debug, Parser)]
 #[command(
     name = "opgen",
-    version,
+    version = version(),
     about = "Scaffold and maintain Kubernetes operators in Rust, on kube-rs",
     long_about = "Scaffold and maintain Kubernetes operators in Rust, on kube-rs.\n\n\
         Start with `opgen init --domain example.com`, add a custom resource with \
@@ -72,6 +72,40 @@ pub enum Command {
         /// The shell to complete for
         shell: clap_complete::Shell,
     },
+    /// Print opgen's man page (roff), e.g. into `man1/opgen.1`
+    Man,
+    /// List, show and check template overrides (`.opgen/templates/`, or OPGEN_TEMPLATES)
+    #[command(subcommand)]
+    Templates(TemplatesCommand),
+}
+
+#[derive(Debug, Subcommand)]
+pub enum TemplatesCommand {
+    /// List every template that can be overridden, and the overrides in effect
+    List,
+    /// Print a built-in template, to start an override from
+    Show {
+        /// The template's name, as `list` prints it (e.g. project/Dockerfile)
+        name: String,
+    },
+    /// Render every override with the values of this project; report errors and overrides
+    /// made from a built-in template that changed since
+    Check,
+}
+
+/// What `--version` prints after `opgen`: the release and the Kubernetes releases a project
+/// can target, so that a user sees which `--kubernetes-version` this build accepts.
+fn version() -> &'static str {
+    use crate::model::KubernetesVersion;
+    static TEXT: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    TEXT.get_or_init(|| {
+        format!(
+            "{} (Kubernetes {} to {})",
+            env!("CARGO_PKG_VERSION"),
+            KubernetesVersion::OLDEST,
+            KubernetesVersion::NEWEST
+        )
+    })
 }
 
 #[derive(Debug, Subcommand)]

@@ -14,6 +14,7 @@ pub mod interrupt;
 pub mod lock;
 pub mod manifests;
 pub mod model;
+pub mod overrides;
 pub mod plan;
 pub mod project;
 pub mod prompt;
@@ -67,6 +68,12 @@ fn run(command: Command, shell: &mut Shell) -> anyhow::Result<ExitCode> {
         Command::Completions { shell: target } => {
             let mut out = Vec::new();
             clap_complete::generate(target, &mut Cli::command(), "opgen", &mut out);
+            shell.print(&String::from_utf8_lossy(&out));
+        }
+        Command::Templates(command) => return commands::templates::run(command, shell),
+        Command::Man => {
+            let mut out = Vec::new();
+            clap_mangen::Man::new(Cli::command()).render(&mut out)?;
             shell.print(&String::from_utf8_lossy(&out));
         }
     }

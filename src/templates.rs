@@ -1,9 +1,10 @@
 //! The templates, embedded in the binary at build time and rendered with Tera.
 //!
 //! A template is text with holes: every name and decision reaches it as a prepared value
-//! (see `scaffold::values`), so the templates hold no naming logic.
+//! (see `scaffold::values`), so the templates hold no naming logic. A command that scaffolds
+//! may first install a project's template overrides (see `overrides`) for every later render.
 
-use std::sync::OnceLock;
+use std::{collections::BTreeMap, path::PathBuf, sync::OnceLock};
 
 use anyhow::Context as _;
 use include_dir::{Dir, include_dir};
@@ -13,19 +14,22 @@ static TEMPLATES: Dir<'_> = include_dir!("$CARGO_MANIFEST_DIR/templates");
 
 /// The suffix every template file carries, so that no template is mistaken for a real file
 /// of opgen's own (a `Cargo.toml` template would otherwise hide its folder from cargo).
-const SUFFIX: &str = ".tera";
+pub const SUFFIX: &str = ".tera";
+
+/// The templates of the process once a command installed overrides (see [`install`]).
+static INSTALLED: OnceLock<Templates> = OnceLock::new();
 
 pub struct Templates {
     tera: tera::Tera,
+    /// The file of each overridden template, by template name: errors in it point there.
+    overridden: BTreeMap<String, PathBuf>,
 }
 
 impl Templates {
-    /// The parsed templates, shared by every render of the process.
+    /// The templates every render of the process uses: the built-in ones, or those a command
+    /// installed with the project's overrides.
     pub fn get() -> &'static Templates {
-        static PARSED: OnceLock<Templates> = OnceLock::new();
-        PARSED.get_or_init(|| {
-            Templates::parse().expect("the embedded templates parse (checked by tests)")
-        })
+        INSTALLED.get().unwrap_or_else(builtin)
     }
 
     fn parse() -> anyhow::Result<Self> {
@@ -36,16 +40,58 @@ impl Templates {
         collect(&TEMPLATES, &mut sources);
         tera.add_raw_templates(sources)
             .context("the embedded templates do not parse")?;
-        Ok(Self { tera })
+        Ok(Self {
+            tera,
+            overridden: BTreeMap::new(),
+        })
+    }
+
+    /// The built-in templates with `overrides` in place of those they name. Fails with the
+    /// file and line of the first override that does not parse.
+    pub fn with_overrides(overrides: &[crate::overrides::Override]) -> anyhow::Result<Self> {
+        let mut templates = Self::parse()?;
+        for found in overrides {
+            templates
+                .overridden
+                .insert(found.name.clone(), found.file.clone());
+        }
+        templates
+            .tera
+            .add_raw_templates(overrides.iter().map(|o| (o.name.as_str(), o.text.as_str())))
+            .map_err(|err| templates.explain(err, "does not parse"))?;
+        Ok(templates)
     }
 
     /// Renders the template `name` (its path under `templates/`, without `.tera`).
     pub fn render(&self, name: &str, values: &impl Serialize) -> anyhow::Result<String> {
         let context = tera::Context::from_serialize(values)
             .with_context(|| format!("cannot prepare the values of template {name}"))?;
-        self.tera
-            .render(name, &context)
-            .map_err(|err| anyhow::anyhow!("cannot render template {name}: {err:?}"))
+        self.tera.render(name, &context).map_err(|err| {
+            if self.overridden.is_empty() {
+                anyhow::anyhow!("cannot render template {name}: {err:?}")
+            } else {
+                self.explain(err, "cannot be rendered")
+            }
+        })
+    }
+
+    /// A Tera error, as `file:line: problem` when it lies in an override.
+    fn explain(&self, err: tera::Error, what: &str) -> anyhow::Error {
+        let report = match err.kind() {
+            tera::ErrorKind::SyntaxError(report) | tera::ErrorKind::RenderingError(report) => {
+                Some(report)
+            }
+            _ => None,
+        };
+        match report.and_then(|r| Some((r, self.overridden.get(r.filename())?))) {
+            Some((report, file)) => anyhow::anyhow!(
+                "{}:{}: the template override {what}: {}\n\nFix the override (the values it receives are in docs/templates.md; `opgen templates check` tries every override), or remove it to use the built-in template",
+                file.display(),
+                report.span().start_line,
+                report.message()
+            ),
+            None => anyhow::anyhow!("a template override {what}: {err}"),
+        }
     }
 
     /// The names of the templates under `folder` (e.g. `project/`), sorted.
@@ -58,6 +104,32 @@ impl Templates {
         names.sort_unstable();
         names.into_iter()
     }
+}
+
+/// The built-in templates, parsed once per process.
+pub fn builtin() -> &'static Templates {
+    static PARSED: OnceLock<Templates> = OnceLock::new();
+    PARSED.get_or_init(|| {
+        Templates::parse().expect("the embedded templates parse (checked by tests)")
+    })
+}
+
+/// Makes `templates` the ones every later render of the process uses. A process runs one
+/// command, so only the first call counts.
+pub fn install(templates: Templates) {
+    let _ = INSTALLED.set(templates);
+}
+
+/// The names of the built-in templates, sorted.
+pub fn builtin_names() -> impl Iterator<Item = &'static str> {
+    builtin().names_under("")
+}
+
+/// The text of the built-in template `name`, if there is one.
+pub fn builtin_source(name: &str) -> Option<&'static str> {
+    TEMPLATES
+        .get_file(format!("{name}{SUFFIX}"))
+        .and_then(|file| file.contents_utf8())
 }
 
 fn collect<'a>(dir: &'a Dir<'a>, out: &mut Vec<(String, &'a str)>) {

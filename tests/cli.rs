@@ -36,15 +36,23 @@ fn version_and_completions() {
         .arg("--version")
         .assert()
         .success()
-        .stdout(predicate::str::starts_with(format!(
-            "opgen {}",
+        .stdout(format!(
+            "opgen {} (Kubernetes 1.33 to 1.37)\n",
             env!("CARGO_PKG_VERSION")
-        )));
+        ));
     opgen(temp.path())
         .args("completions bash".split_whitespace())
         .assert()
         .success()
         .stdout(predicate::str::contains("_opgen()"));
+    // The release archives carry this page as man1/opgen.1.
+    opgen(temp.path())
+        .arg("man")
+        .assert()
+        .success()
+        .stdout(predicate::str::starts_with(".ie \\n(.g .ds Aq"))
+        .stdout(predicate::str::contains(".TH opgen 1"))
+        .stdout(predicate::str::contains("opgen\\-init(1)"));
 }
 
 #[test]
@@ -2337,6 +2345,171 @@ fn ci_runs_the_integration_tests_on_the_projects_kubernetes() {
         std::fs::read_to_string(&github_env).unwrap(),
         "KUBEBUILDER_ASSETS=/store/k8s/1.35.4-linux-amd64\n"
     );
+}
+
+/// What the generated CI's `Install opgen` step did, run with stand-ins.
+struct InstallRun {
+    output: std::process::Output,
+    /// Every call of the stand-ins `cargo` and `curl`, one a line.
+    calls: String,
+    /// The `opgen` it installed, if any.
+    installed: Option<String>,
+}
+
+/// How the release of the project's opgen looks to the `Install opgen` step.
+enum Release {
+    /// cargo-binstall is on the runner.
+    Binstall,
+    /// The release has this runner's archive, with a good or a bad checksum.
+    Archive { good_checksum: bool },
+    /// Nothing to download for this runner.
+    Missing,
+}
+
+/// Runs the generated CI's `Install opgen` step of `project` on a Linux x86_64 runner of
+/// stand-ins: `uname`, a `curl` that serves the release's files from a directory, a `cargo`
+/// that records its calls, and `cargo-binstall` when `release` says so. `sha256sum`, `tar`
+/// and the shell are the machine's.
+fn run_install_step(project: &Project, release: Release) -> InstallRun {
+    let workflow: serde_json::Value =
+        serde_saphyr::from_str(&project.read(".github/workflows/ci.yml")).unwrap();
+    let script = workflow["jobs"]["check"]["steps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|step| step["name"] == "Install opgen")
+        .and_then(|step| step["run"].as_str())
+        .expect("an `Install opgen` step")
+        .to_owned();
+    let version = env!("CARGO_PKG_VERSION");
+    let tools = tempfile::tempdir().unwrap();
+    let bin = tools.path().join("bin");
+    let served = tools.path().join("served");
+    let cargo_home = tools.path().join("cargo-home");
+    std::fs::create_dir_all(&bin).unwrap();
+    std::fs::create_dir_all(&served).unwrap();
+    let calls = tools.path().join("calls");
+    common::write_script(
+        &bin.join("uname"),
+        "#!/bin/sh\ncase \"$1\" in -s) echo Linux ;; -m) echo x86_64 ;; esac\n",
+    );
+    common::write_script(
+        &bin.join("cargo"),
+        &format!("#!/bin/sh\necho \"cargo $*\" >> {}\n", calls.display()),
+    );
+    common::write_script(
+        &bin.join("curl"),
+        &format!(
+            "#!/bin/sh\nwhile [ \"$1\" != -o ]; do shift; done\nout=$2 url=$3\necho \"curl $url\" >> {calls}\ncp \"{served}/$(basename \"$url\")\" \"$out\" 2>/dev/null || exit 22\n",
+            calls = calls.display(),
+            served = served.display()
+        ),
+    );
+    match release {
+        Release::Binstall => common::write_script(&bin.join("cargo-binstall"), "#!/bin/sh\n"),
+        Release::Archive { good_checksum } => {
+            let name = format!("opgen-v{version}-x86_64-unknown-linux-musl");
+            let staging = tools.path().join("staging");
+            std::fs::create_dir_all(staging.join(&name)).unwrap();
+            common::write_script(
+                &staging.join(&name).join("opgen"),
+                "#!/bin/sh\necho released opgen\n",
+            );
+            let archive = served.join(format!("{name}.tar.gz"));
+            let tar = std::process::Command::new("tar")
+                .arg("-czf")
+                .arg(&archive)
+                .arg("-C")
+                .arg(&staging)
+                .arg(&name)
+                .status()
+                .unwrap();
+            assert!(tar.success());
+            let checksum = if good_checksum {
+                let sum = std::process::Command::new("sha256sum")
+                    .arg(format!("{name}.tar.gz"))
+                    .current_dir(&served)
+                    .output()
+                    .unwrap();
+                String::from_utf8(sum.stdout).unwrap()
+            } else {
+                format!("{}  {name}.tar.gz\n", "0".repeat(64))
+            };
+            std::fs::write(served.join(format!("{name}.tar.gz.sha256")), checksum).unwrap();
+        }
+        Release::Missing => {}
+    }
+    let output = std::process::Command::new("bash")
+        .args(["-eo", "pipefail", "-c", &script])
+        .current_dir(&project.root)
+        .env("PATH", format!("{}:/usr/bin:/bin", bin.display()))
+        .env("CARGO_HOME", &cargo_home)
+        .output()
+        .unwrap();
+    InstallRun {
+        output,
+        calls: std::fs::read_to_string(&calls).unwrap_or_default(),
+        installed: std::fs::read_to_string(cargo_home.join("bin/opgen")).ok(),
+    }
+}
+
+/// The generated CI installs the opgen release PROJECT names: through cargo-binstall when it
+/// is there, else the release archive checked against its checksum (a mismatch fails the
+/// step), else from crates.io with `cargo install --locked`.
+#[test]
+fn ci_installs_the_opgen_release_the_project_names() {
+    let project = Project::init("demo", "");
+    let version = env!("CARGO_PKG_VERSION");
+    let url = format!(
+        "{}/releases/download/v{version}/opgen-v{version}-x86_64-unknown-linux-musl.tar.gz",
+        env!("CARGO_PKG_REPOSITORY")
+    );
+
+    let binstall = run_install_step(&project, Release::Binstall);
+    assert!(binstall.output.status.success(), "{:?}", binstall.output);
+    assert_eq!(
+        binstall.calls,
+        format!(
+            "cargo binstall opgen --version {version} --no-confirm --disable-strategies quick-install,compile\n"
+        )
+    );
+
+    let download = run_install_step(
+        &project,
+        Release::Archive {
+            good_checksum: true,
+        },
+    );
+    assert!(download.output.status.success(), "{:?}", download.output);
+    assert_eq!(download.calls, format!("curl {url}\ncurl {url}.sha256\n"));
+    assert_eq!(
+        download.installed.as_deref(),
+        Some("#!/bin/sh\necho released opgen\n")
+    );
+
+    let tampered = run_install_step(
+        &project,
+        Release::Archive {
+            good_checksum: false,
+        },
+    );
+    assert!(!tampered.output.status.success(), "{:?}", tampered.output);
+    assert!(
+        String::from_utf8_lossy(&tampered.output.stdout)
+            .contains("does not match its published SHA-256 checksum"),
+        "{:?}",
+        tampered.output
+    );
+    assert_eq!(tampered.calls, format!("curl {url}\ncurl {url}.sha256\n"));
+    assert_eq!(tampered.installed, None);
+
+    let missing = run_install_step(&project, Release::Missing);
+    assert!(missing.output.status.success(), "{:?}", missing.output);
+    assert_eq!(
+        missing.calls,
+        format!("curl {url}\ncargo install opgen --locked --version {version}\n")
+    );
+    assert_eq!(missing.installed, None);
 }
 
 /// `config/default` as `kubectl kustomize` renders it.

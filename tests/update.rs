@@ -300,20 +300,12 @@ fn ci_installs_the_opgen_release_project_names() {
         .expect("an `Install opgen` step")
         .to_owned();
 
-    // Run the step with a `cargo` that prints its arguments.
+    // Run the step with a `cargo` that prints its arguments, and a `curl` that finds no
+    // release binary (tests/cli.rs covers the others ways in).
     let bin = tempfile::tempdir().unwrap();
-    let cargo = bin.path().join("cargo");
-    std::fs::write(&cargo, "#!/bin/sh\necho \"$@\"\n").unwrap();
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::PermissionsExt;
-        std::fs::set_permissions(&cargo, std::fs::Permissions::from_mode(0o755)).unwrap();
-    }
-    let path = format!(
-        "{}:{}",
-        bin.path().display(),
-        std::env::var("PATH").unwrap()
-    );
+    common::write_script(&bin.path().join("cargo"), "#!/bin/sh\necho \"$@\"\n");
+    common::write_script(&bin.path().join("curl"), "#!/bin/sh\nexit 22\n");
+    let path = format!("{}:/usr/bin:/bin", bin.path().display());
     let output = std::process::Command::new("bash")
         .args(["-eo", "pipefail", "-c", &script])
         .current_dir(&project.root)

@@ -21,6 +21,7 @@ use crate::{
 
 pub fn run(args: CreateApiArgs, shell: &mut Shell) -> anyhow::Result<()> {
     let (root, _lock, project) = super::find_project(shell)?;
+    crate::overrides::install(&root)?;
     let prompter = Prompter::new(args.write.yes);
     // Words as given: a kind the project does not own may be in a group such as `core`.
     let (group, version, kind): (String, String, String) = super::kind_of(&prompter, &args.kind)?;

@@ -20,6 +20,7 @@ use crate::{
 
 pub fn run(args: CreateWebhookArgs, shell: &mut Shell) -> anyhow::Result<()> {
     let (root, _lock, project) = super::find_project(shell)?;
+    crate::overrides::install(&root)?;
     let prompter = Prompter::new(args.write.yes);
     let (group, version, kind): (String, String, String) = super::kind_of(&prompter, &args.kind)?;
     add_webhooks::refuse_foreign(&project, &group, &version, &kind)?;

@@ -27,6 +27,7 @@ pub fn run(args: InitArgs, shell: &mut Shell) -> anyhow::Result<()> {
         None => cwd,
     };
     check_dir(&dir, args.force)?;
+    crate::overrides::install(&dir)?;
 
     let prompter = Prompter::new(args.write.yes);
     let project_name: ProjectName = prompter.value(

@@ -6,6 +6,7 @@ pub mod create_webhook;
 pub mod generate_bundle;
 pub mod generate_manifests;
 pub mod init;
+pub mod templates;
 pub mod update;
 
 use std::{

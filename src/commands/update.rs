@@ -23,6 +23,7 @@ use crate::{
 pub fn run(args: UpdateArgs, shell: &mut Shell) -> anyhow::Result<()> {
     let cwd = std::env::current_dir().context("cannot read the current directory")?;
     let (root, _lock, project) = Project::open(&cwd)?;
+    let overrides = crate::overrides::install(&root)?;
     let interrupt = Interrupt::catch_signals()?;
     let update = plan_update(&root, &project, &interrupt)?;
 
@@ -33,6 +34,9 @@ pub fn run(args: UpdateArgs, shell: &mut Shell) -> anyhow::Result<()> {
     }
     report_generated(&update, shell);
     report_scaffolded(&update, args.diff, shell);
+    if let Some(stale) = crate::overrides::stale_report(&overrides, args.diff) {
+        shell.warn(&stale);
+    }
     if args.dry_run {
         shell.note("dry run: nothing was written");
     } else {

@@ -53,6 +53,8 @@ pub struct ProjectValues {
     pub webhooks: super::webhook_values::WebhooksValues,
     /// The api crate has the `external` module: types of other projects' CRDs.
     pub external_types: bool,
+    /// Where opgen's releases are downloaded from: `<repository>/releases/download`.
+    pub opgen_releases: &'static str,
 }
 
 /// One kind, whatever its number of versions.
@@ -244,6 +246,7 @@ impl ProjectValues {
                 .foreign_kinds
                 .iter()
                 .any(|f| f.origin == crate::model::Origin::External),
+            opgen_releases: concat!(env!("CARGO_PKG_REPOSITORY"), "/releases/download"),
         }
     }
 }

@@ -19,7 +19,8 @@ pub fn opgen(dir: &Path) -> assert_cmd::Command {
     let mut cmd = assert_cmd::cargo::cargo_bin_cmd!("opgen");
     cmd.current_dir(dir)
         .env("NO_COLOR", "1")
-        .env_remove("CARGO_TARGET_DIR");
+        .env_remove("CARGO_TARGET_DIR")
+        .env_remove("OPGEN_TEMPLATES");
     cmd
 }
 

@@ -1,0 +1,301 @@
+//! Template overrides end to end: a team's (`OPGEN_TEMPLATES`) and a project's
+//! (`.opgen/templates/`) used by `init` and `create api`, a broken override refused with its
+//! file and line, and `templates check` and `update` reporting a stale one.
+
+mod common;
+
+use common::{Project, fails_unchanged, opgen, read_tree};
+use predicates::prelude::*;
+
+/// `opgen templates show NAME`: the text to start an override of NAME from.
+fn shown(name: &str) -> String {
+    let temp = tempfile::tempdir().unwrap();
+    let output = opgen(temp.path())
+        .args(["templates", "show", name])
+        .assert()
+        .success();
+    String::from_utf8(output.get_output().stdout.clone()).unwrap()
+}
+
+const DOCKERFILE_LINE: &str = "# Rust toolchain of the build";
+const DOCKERFILE_HOUSE: &str = "# House style: the team's registry mirrors every base image.\n";
+const CONTROLLER_LINE: &str = "//! Controller for";
+const CONTROLLER_HOUSE: &str = "//! Owned by the storage team.\n//!\n";
+
+fn with_house_style(text: &str, line: &str, house: &str) -> String {
+    assert!(text.contains(line), "{line:?} in\n{text}");
+    text.replacen(line, &format!("{house}{line}"), 1)
+}
+
+#[test]
+fn init_and_create_api_render_a_teams_and_a_projects_overrides() {
+    let team = tempfile::tempdir().unwrap();
+    let dockerfile = team.path().join("project/Dockerfile.tera");
+    std::fs::create_dir_all(dockerfile.parent().unwrap()).unwrap();
+    std::fs::write(
+        &dockerfile,
+        with_house_style(
+            &shown("project/Dockerfile"),
+            DOCKERFILE_LINE,
+            DOCKERFILE_HOUSE,
+        ),
+    )
+    .unwrap();
+
+    let temp = tempfile::tempdir().unwrap();
+    opgen(temp.path())
+        .args(["init", "styled", "--domain", "example.com"])
+        .env("OPGEN_TEMPLATES", team.path())
+        .assert()
+        .success();
+    let styled = Project {
+        root: temp.path().join("styled"),
+        temp,
+    };
+    let plain = Project::init("styled", "");
+    assert_eq!(
+        styled.read("Dockerfile"),
+        with_house_style(&plain.read("Dockerfile"), DOCKERFILE_LINE, DOCKERFILE_HOUSE)
+    );
+    // Nothing else changed.
+    let mut expected = plain.tree();
+    expected.insert("Dockerfile".into(), styled.read("Dockerfile").into_bytes());
+    assert!(styled.tree() == expected, "only the Dockerfile differs");
+
+    styled.write(
+        ".opgen/templates/resource/controller.rs.tera",
+        &with_house_style(
+            &shown("resource/controller.rs"),
+            CONTROLLER_LINE,
+            CONTROLLER_HOUSE,
+        ),
+    );
+    let create = "create api --group db --version v1 --kind Backup";
+    styled
+        .opgen()
+        .args(create.split_whitespace())
+        .env("OPGEN_TEMPLATES", team.path())
+        .assert()
+        .success();
+    plain.create_api("--group db --version v1 --kind Backup");
+    let controller = "src/controllers/db/backup.rs";
+    assert_eq!(
+        styled.read(controller),
+        with_house_style(&plain.read(controller), CONTROLLER_LINE, CONTROLLER_HOUSE)
+    );
+
+    let list = styled
+        .opgen()
+        .args(["templates", "list"])
+        .env("OPGEN_TEMPLATES", team.path())
+        .assert()
+        .success();
+    let list = String::from_utf8_lossy(&list.get_output().stdout).into_owned();
+    assert!(
+        list.contains(&format!(
+            "project/Dockerfile  overridden by {}\n",
+            dockerfile.display()
+        )),
+        "{list}"
+    );
+    assert!(
+        list.contains(
+            "resource/controller.rs  overridden by .opgen/templates/resource/controller.rs.tera\n"
+        ),
+        "{list}"
+    );
+    assert!(list.contains("\nproject/Makefile\n"), "{list}");
+    assert!(
+        !list.contains("generated/"),
+        "generated machinery is not listed:\n{list}"
+    );
+
+    styled
+        .opgen()
+        .args(["templates", "check"])
+        .env("OPGEN_TEMPLATES", team.path())
+        .assert()
+        .success()
+        .stderr(predicate::str::contains(
+            "2 template overrides render and are up to date",
+        ));
+}
+
+#[test]
+fn a_broken_override_is_refused_with_its_file_and_line_and_nothing_is_written() {
+    let project = Project::init("demo", "");
+    // A kind whose controller `templates check` renders with the override.
+    project.create_api("--group db --version v1 --kind Archive");
+    let file = ".opgen/templates/resource/controller.rs.tera";
+    let header = shown("resource/controller.rs")
+        .lines()
+        .next()
+        .unwrap()
+        .to_owned();
+
+    project.write(
+        file,
+        &format!("{header}\n//! {{{{ kind.kind }}}}\n{{% if %}}\n"),
+    );
+    fails_unchanged(
+        &project.root,
+        "create api --group db --version v1 --kind Backup",
+        1,
+        &[&format!("{file}:3: the template override does not parse")],
+    );
+
+    project.write(
+        file,
+        &format!("{header}\n//! {{{{ kind.kind }}}}\n\n{{{{ kind.no_such_value }}}}\n"),
+    );
+    fails_unchanged(
+        &project.root,
+        "create api --group db --version v1 --kind Backup",
+        1,
+        &[&format!(
+            "{file}:4: the template override cannot be rendered"
+        )],
+    );
+    let before = project.tree();
+    project
+        .opgen()
+        .args(["templates", "check"])
+        .assert()
+        .code(1)
+        .stdout(predicate::str::contains(format!(
+            "{file}:4: the template override cannot be rendered"
+        )))
+        .stderr(predicate::str::contains(
+            "1 of 1 template overrides need attention",
+        ));
+    assert!(project.tree() == before, "check writes nothing");
+    std::fs::remove_file(project.root.join(file)).unwrap();
+
+    // The generated machinery is opgen's: an override of it is refused, not ignored.
+    project.write(".opgen/templates/generated/src/lib.rs.tera", "// mine\n");
+    fails_unchanged(
+        &project.root,
+        "create api --group db --version v1 --kind Backup",
+        1,
+        &[
+            ".opgen/templates/generated/src/lib.rs.tera overrides `generated/src/lib.rs`, a template of opgen's generated machinery",
+        ],
+    );
+    std::fs::remove_file(
+        project
+            .root
+            .join(".opgen/templates/generated/src/lib.rs.tera"),
+    )
+    .unwrap();
+    project.write(".opgen/templates/project/Dockerfle.tera", "FROM scratch\n");
+    fails_unchanged(
+        &project.root,
+        "create api --group db --version v1 --kind Backup",
+        1,
+        &[
+            "overrides `project/Dockerfle`, which is not a built-in template",
+            "the closest is `project/Dockerfile`",
+        ],
+    );
+
+    // A team's broken override stops `init` before the directory exists.
+    let team = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(team.path().join("project")).unwrap();
+    std::fs::write(
+        team.path().join("project/Makefile.tera"),
+        "all:\n\t{{ nope }\n",
+    )
+    .unwrap();
+    let temp = tempfile::tempdir().unwrap();
+    let before = read_tree(temp.path());
+    opgen(temp.path())
+        .args(["init", "demo", "--domain", "example.com"])
+        .env("OPGEN_TEMPLATES", team.path())
+        .assert()
+        .code(1)
+        .stderr(predicate::str::contains(format!(
+            "{}:2: the template override does not parse",
+            team.path().join("project/Makefile.tera").display()
+        )));
+    assert!(read_tree(temp.path()) == before, "init wrote nothing");
+}
+
+#[test]
+fn templates_check_and_update_report_an_override_whose_built_in_changed() {
+    let project = Project::init("demo", "");
+    let text = with_house_style(
+        &shown("project/Dockerfile"),
+        DOCKERFILE_LINE,
+        DOCKERFILE_HOUSE,
+    );
+    // As if made from an older built-in Dockerfile: its recorded hash is not today's.
+    let (_, hash) = text.split_once("fnv1a64:").unwrap();
+    let stale = text.replacen(&hash[..16], "0123456789abcdef", 1);
+    let file = ".opgen/templates/project/Dockerfile.tera";
+    project.write(file, &stale);
+
+    let before = project.tree();
+    let check = project
+        .opgen()
+        .args(["templates", "check"])
+        .assert()
+        .code(1)
+        .stderr(predicate::str::contains(
+            "1 of 1 template overrides need attention",
+        ));
+    let stdout = String::from_utf8_lossy(&check.get_output().stdout).into_owned();
+    assert!(
+        stdout.contains(&format!("  {file} (overrides project/Dockerfile)\n")),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains(&format!("--- {file}\n+++ built-in project/Dockerfile\n")),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains(&format!("-{}", DOCKERFILE_HOUSE)),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("-{# opgen: override of project/Dockerfile, made from built-in fnv1a64:0123456789abcdef -#}\n"),
+        "{stdout}"
+    );
+    assert!(project.tree() == before, "check writes nothing");
+
+    project
+        .opgen()
+        .arg("update")
+        .assert()
+        .success()
+        .stderr(predicate::str::contains(format!(
+            "  {file} (overrides project/Dockerfile)"
+        )));
+
+    // Refreshed from `templates show`, it is up to date again.
+    project.write(file, &text);
+    project
+        .opgen()
+        .args(["templates", "check"])
+        .assert()
+        .success();
+}
+
+#[test]
+fn templates_show_refuses_what_cannot_be_overridden() {
+    let temp = tempfile::tempdir().unwrap();
+    fails_unchanged(
+        temp.path(),
+        "templates show generated/src/runtime/reconcile.rs",
+        1,
+        &["a template of opgen's generated machinery"],
+    );
+    fails_unchanged(
+        temp.path(),
+        "templates show resource/controler.rs",
+        1,
+        &[
+            "not a built-in template",
+            "the closest is `resource/controller.rs`",
+        ],
+    );
+}

@@ -2639,6 +2639,8 @@ fn create_webhook_refuses_a_kind_the_project_does_not_own() {
             &[what, owned_only, fix],
         );
     }
+}
+
 #[cfg(unix)]
 #[test]
 fn a_symlinked_project_file_is_written_through_the_link() {
@@ -2789,4 +2791,163 @@ fn temporary_files_of_a_killed_opgen_are_ignored_by_git_and_removed_by_the_next_
     assert!(!project.root.join("src/.opgen-tmp-Xy12Ab").exists());
     assert!(!project.root.join(".opgen-tmp-9aZ0pQ").exists());
     assert_eq!(project.read("src/.tmpXy12Ab"), "not opgen's");
+}
+
+/// `kubectl kustomize dir` of `project`, as (kind, namespace, name) of every object.
+fn rendered_objects(project: &Project, dir: &str) -> Vec<(String, Option<String>, String)> {
+    let output = std::process::Command::new("kubectl")
+        .args(["kustomize", dir])
+        .current_dir(&project.root)
+        .output()
+        .expect("kubectl runs");
+    assert!(output.status.success(), "{dir}: {output:?}");
+    String::from_utf8(output.stdout)
+        .unwrap()
+        .split("\n---\n")
+        .map(|document| {
+            let object: serde_json::Value = serde_saphyr::from_str(document).unwrap();
+            let metadata = &object["metadata"];
+            (
+                object["kind"].as_str().unwrap().to_owned(),
+                metadata["namespace"].as_str().map(str::to_owned),
+                metadata["name"].as_str().unwrap().to_owned(),
+            )
+        })
+        .collect()
+}
+
+/// The development overlay names the webhook configurations as `config/default` deploys
+/// them, so `make dev-webhooks` replaces the deployed pair (and `make deploy` puts it back)
+/// rather than adding a second one; and nothing cluster-scoped that opgen renders, with or
+/// without the cert-manager component, has a name another project could also have.
+#[test]
+fn the_dev_overlay_and_every_cluster_scoped_object_carry_the_projects_prefix() {
+    let project = Project::init("demo", "");
+    project.create_api("--group db --version v1alpha1 --kind Thing");
+    project.create_api("--group db --version v1 --kind Thing --controller=false");
+    project
+        .opgen()
+        .args(["create", "webhook", "--group", "db", "--version", "v1"])
+        .args([
+            "--kind",
+            "Thing",
+            "--defaulting",
+            "--validation",
+            "--conversion",
+        ])
+        .assert()
+        .success();
+    project.generate_manifests_without_building();
+
+    let configurations = |objects: &[(String, Option<String>, String)]| {
+        let mut found: Vec<(String, String)> = objects
+            .iter()
+            .filter(|(kind, _, _)| kind.ends_with("WebhookConfiguration"))
+            .map(|(kind, _, name)| (kind.clone(), name.clone()))
+            .collect();
+        found.sort();
+        found
+    };
+    let default = rendered_objects(&project, "config/default");
+    let dev = rendered_objects(&project, "config/dev");
+    let expected = [
+        (
+            "MutatingWebhookConfiguration",
+            "demo-mutating-webhook-configuration",
+        ),
+        (
+            "ValidatingWebhookConfiguration",
+            "demo-validating-webhook-configuration",
+        ),
+    ]
+    .map(|(kind, name)| (kind.to_owned(), name.to_owned()));
+    assert_eq!(configurations(&default), expected);
+    assert_eq!(configurations(&dev), expected);
+
+    let kustomization = project.root.join("config/default/kustomization.yaml");
+    let text = std::fs::read_to_string(&kustomization).unwrap();
+    let with_cert_manager = text.replace(
+        "#components:\n#- ../certmanager\n",
+        "components:\n- ../certmanager\n",
+    );
+    assert_ne!(
+        text, with_cert_manager,
+        "the component's lines moved: update this test"
+    );
+    std::fs::write(&kustomization, with_cert_manager).unwrap();
+    let cert_manager = rendered_objects(&project, "config/default");
+    assert!(
+        cert_manager
+            .iter()
+            .any(|(kind, _, _)| kind == "Certificate"),
+        "{cert_manager:?}"
+    );
+    assert_eq!(configurations(&cert_manager), expected);
+
+    for (dir, objects) in [
+        ("config/default", &default),
+        ("config/dev", &dev),
+        ("config/default with ../certmanager", &cert_manager),
+    ] {
+        let cluster_scoped: Vec<_> = objects
+            .iter()
+            .filter(|(_, namespace, _)| namespace.is_none())
+            .collect();
+        assert!(cluster_scoped.len() >= 3, "{dir}: {objects:?}");
+        for (kind, _, name) in cluster_scoped {
+            let owned = if kind == "CustomResourceDefinition" {
+                name.ends_with(".example.com")
+            } else {
+                name.starts_with("demo-")
+            };
+            assert!(
+                owned,
+                "{dir}: {kind} {name} does not carry the project's name"
+            );
+        }
+    }
+}
+
+/// The self-managed certificate's CA injection may patch the project's own webhook
+/// configurations and converting CRDs, by name, and nothing else; it lists and watches them
+/// by label, which RBAC cannot narrow.
+#[test]
+fn the_ca_injection_patches_only_the_projects_own_objects() {
+    let project = Project::init("demo", "");
+    project.create_api("--group db --version v1alpha1 --kind Thing");
+    project.create_api("--group db --version v1 --kind Thing --controller=false");
+    project.create_api("--group ops --version v1 --kind Plain");
+    project
+        .opgen()
+        .args(["create", "webhook", "--group", "db", "--version", "v1"])
+        .args(["--kind", "Thing", "--defaulting", "--conversion"])
+        .assert()
+        .success();
+    project.generate_manifests_without_building();
+    let role: serde_json::Value =
+        serde_saphyr::from_str(&project.read("config/rbac/role.yaml")).unwrap();
+    let mut found: Vec<String> = role["rules"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|rule| {
+            rule["apiGroups"].as_array().unwrap().iter().any(|group| {
+                group == "admissionregistration.k8s.io" || group == "apiextensions.k8s.io"
+            })
+        })
+        .map(|rule| rule.to_string())
+        .collect();
+    found.sort();
+    let mut expected: Vec<String> = [
+        serde_json::json!({"apiGroups": ["admissionregistration.k8s.io"], "resources": ["mutatingwebhookconfigurations"], "resourceNames": ["demo-mutating-webhook-configuration"], "verbs": ["get", "patch"]}),
+        serde_json::json!({"apiGroups": ["admissionregistration.k8s.io"], "resources": ["mutatingwebhookconfigurations", "validatingwebhookconfigurations"], "verbs": ["list", "watch"]}),
+        serde_json::json!({"apiGroups": ["admissionregistration.k8s.io"], "resources": ["validatingwebhookconfigurations"], "resourceNames": ["demo-validating-webhook-configuration"], "verbs": ["get", "patch"]}),
+        serde_json::json!({"apiGroups": ["apiextensions.k8s.io"], "resources": ["customresourcedefinitions"], "resourceNames": ["things.db.example.com"], "verbs": ["get", "patch"]}),
+        serde_json::json!({"apiGroups": ["apiextensions.k8s.io"], "resources": ["customresourcedefinitions"], "verbs": ["list", "watch"]}),
+    ]
+    .iter()
+    .map(|rule| rule.to_string())
+    .collect();
+    expected.sort();
+    assert_eq!(found, expected);
 }

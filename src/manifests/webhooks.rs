@@ -73,6 +73,14 @@ const CONFIGURATIONS: [(bool, &str, &str); 2] = [
     ),
 ];
 
+/// The names of the project's webhook configurations as the cluster has them: with the
+/// project's prefix, which `config/default` and `config/dev` both give them (so that the
+/// development overlay replaces the deployed pair, and two projects never share one). The
+/// mutating one first.
+pub fn configuration_names(project: &Project) -> [String; 2] {
+    CONFIGURATIONS.map(|(_, _, name)| project.project_name.deployed_name(name))
+}
+
 /// The webhooks of one configuration, in the order it lists them.
 fn listed(webhooks: &[Webhook], mutating: bool) -> Vec<&Webhook> {
     let mut listed: Vec<&Webhook> = webhooks.iter().filter(|w| w.mutating == mutating).collect();
@@ -131,7 +139,9 @@ pub const DEV_URL: &str = "https://host.docker.internal:9443";
 /// `config/dev/kustomization.yaml`: the CRDs and webhook configurations for a development
 /// cluster that calls a manager run on the developer's machine (`make dev-webhooks`): every
 /// client configuration becomes a URL at [`DEV_URL`], and the objects that belong to the
-/// manager's namespace (the Service, the certificate's Role) are left out.
+/// manager's namespace (the Service, the certificate's Role) are left out. The names are the
+/// deployed ones ([`configuration_names`]), so `make dev-webhooks` and `make deploy` take the
+/// same pair from one to the other.
 pub fn dev_file(project: &Project, webhooks: &[Webhook]) -> PlannedFile {
     let mut text = format!(
         "{}\n\
@@ -142,12 +152,17 @@ pub fn dev_file(project: &Project, webhooks: &[Webhook]) -> PlannedFile {
          apiVersion: kustomize.config.k8s.io/v1beta1\n\
          kind: Kustomization\n\
          \n\
+         # The prefix of ../default: the configurations replace the deployed ones, and\n\
+         # another project's cannot collide with them.\n\
+         namePrefix: {name}-\n\
+         \n\
          resources:\n\
          - ../crd\n\
          - ../webhook\n\
          \n\
          patches:\n",
-        super::rbac::HEADER
+        super::rbac::HEADER,
+        name = project.project_name,
     );
     for (kind, name, api_version) in [
         ("Service", "webhook-service", "v1"),
@@ -259,7 +274,7 @@ mod tests {
         ];
         let text = dev_file(&project, &webhooks).contents;
         for expected in [
-            "resources:\n- ../crd\n- ../webhook\n",
+            "namePrefix: demo-\n\nresources:\n- ../crd\n- ../webhook\n",
             "    kind: Service\n    name: webhook-service\n  patch: |-\n    $patch: delete\n",
             "    kind: Role\n    name: webhook-certificate-role\n",
             "    kind: MutatingWebhookConfiguration\n    name: mutating-webhook-configuration\n  patch: |-\n    - op: replace\n      path: /webhooks/0/clientConfig\n      value:\n        url: https://host.docker.internal:9443/mutate-db-example-com-v1-backup\n",

@@ -68,6 +68,12 @@ impl ProjectName {
     pub fn system_namespace(&self) -> String {
         format!("{}-system", self.0)
     }
+
+    /// The name an object named `base` in `config/` is deployed under: `config/default`'s
+    /// `namePrefix`. Needed where kustomize does not rename, such as RBAC `resourceNames`.
+    pub fn deployed_name(&self, base: &str) -> String {
+        format!("{}-{base}", self.0)
+    }
 }
 
 string_newtype!(ProjectName);
@@ -83,6 +89,10 @@ mod tests {
         assert_eq!(name.api_crate_ident(), "demo_operator_api");
         assert_eq!(name.crate_ident(), "demo_operator");
         assert_eq!(name.system_namespace(), "demo-operator-system");
+        assert_eq!(
+            name.deployed_name("webhook-service"),
+            "demo-operator-webhook-service"
+        );
     }
 
     #[test]

@@ -3,7 +3,7 @@
 
 use serde::Serialize;
 
-use crate::{model::Resource, project::Project};
+use crate::{manifests::webhooks, model::Resource, project::Project};
 
 /// The webhooks of a project.
 #[derive(Debug, Clone, Default, Serialize)]
@@ -16,6 +16,9 @@ pub struct WebhooksValues {
     pub admission: Vec<AdmissionValues>,
     /// Every kind that converts between its versions, in `PROJECT`'s order.
     pub conversions: Vec<ConversionValues>,
+    /// The RBAC markers of the self-managed certificate's CA injection (see
+    /// [`ca_injection_markers`]); none for a namespaced project.
+    pub ca_injection_markers: Vec<String>,
 }
 
 /// A kind whose versions convert through its hub, the storage version.
@@ -85,7 +88,7 @@ impl WebhooksValues {
         for group in &mut groups {
             group.files.sort();
         }
-        let conversions = project
+        let conversions: Vec<ConversionValues> = project
             .kinds()
             .filter(|kind| project.converts(kind))
             .map(|kind| {
@@ -115,9 +118,70 @@ impl WebhooksValues {
             any: project.resources.iter().any(|r| r.webhooks.is_some()),
             groups,
             admission,
+            ca_injection_markers: ca_injection_markers(project, &conversions),
             conversions,
         }
     }
+}
+
+/// What the manager needs to put its CA into the project's webhook configurations and
+/// converting CRDs, as `+opgen:rbac` markers: listing and watching them by their label, which
+/// RBAC cannot narrow, and patching only these objects by name. The names are those the
+/// cluster has (kustomize's prefix does not rewrite `resourceNames`): both configurations,
+/// whether or not a webhook of each kind exists yet (a marker added by hand makes one), and
+/// the CRDs that convert through the webhook. A namespaced project's Role cannot hold these
+/// cluster-wide permissions: it uses cert-manager's injection instead.
+fn ca_injection_markers(project: &Project, conversions: &[ConversionValues]) -> Vec<String> {
+    if project.namespaced() {
+        return Vec::new();
+    }
+    let rule = |group: &str, resources: &str, verbs: &str, names: &[String]| {
+        let names = if names.is_empty() {
+            String::new()
+        } else {
+            format!(",resourceNames={}", names.join(";"))
+        };
+        format!("// +opgen:rbac:groups={group},resources={resources},verbs={verbs}{names}")
+    };
+    let admission = "admissionregistration.k8s.io";
+    let [mutating, validating] = webhooks::configuration_names(project);
+    let crds: Vec<String> = conversions.iter().map(|c| c.crd_name.clone()).collect();
+    let mut markers = vec![
+        rule(
+            admission,
+            "mutatingwebhookconfigurations;validatingwebhookconfigurations",
+            "list;watch",
+            &[],
+        ),
+        rule(
+            admission,
+            "mutatingwebhookconfigurations",
+            "get;patch",
+            &[mutating],
+        ),
+        rule(
+            admission,
+            "validatingwebhookconfigurations",
+            "get;patch",
+            &[validating],
+        ),
+        rule(
+            "apiextensions.k8s.io",
+            "customresourcedefinitions",
+            "list;watch",
+            &[],
+        ),
+    ];
+    // An empty `resourceNames` would grant every CRD: no rule at all without a converting kind.
+    if !crds.is_empty() {
+        markers.push(rule(
+            "apiextensions.k8s.io",
+            "customresourcedefinitions",
+            "get;patch",
+            &crds,
+        ));
+    }
+    markers
 }
 
 impl AdmissionValues {
@@ -147,5 +211,62 @@ impl AdmissionValues {
             validate_name: name('v'),
             qualified_group,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{model::Webhooks, project::Scope};
+
+    fn project(scope: Scope, conversion: bool) -> Project {
+        let webhooks = Webhooks {
+            defaulting: true,
+            conversion,
+            ..Webhooks::default()
+        };
+        Project {
+            resources: vec![
+                Resource {
+                    webhooks: Some(webhooks),
+                    ..Resource::for_test("db", "v1", "Thing")
+                },
+                Resource {
+                    storage: false,
+                    ..Resource::for_test("db", "v1alpha1", "Thing")
+                },
+                Resource::for_test("ops", "v1", "Other"),
+            ],
+            ..Project::for_test("demo", scope)
+        }
+    }
+
+    #[test]
+    fn the_ca_injection_patches_only_the_projects_own_objects_by_name() {
+        let markers = WebhooksValues::new(&project(Scope::Cluster, true)).ca_injection_markers;
+        assert_eq!(
+            markers,
+            [
+                "// +opgen:rbac:groups=admissionregistration.k8s.io,resources=mutatingwebhookconfigurations;validatingwebhookconfigurations,verbs=list;watch",
+                "// +opgen:rbac:groups=admissionregistration.k8s.io,resources=mutatingwebhookconfigurations,verbs=get;patch,resourceNames=demo-mutating-webhook-configuration",
+                "// +opgen:rbac:groups=admissionregistration.k8s.io,resources=validatingwebhookconfigurations,verbs=get;patch,resourceNames=demo-validating-webhook-configuration",
+                "// +opgen:rbac:groups=apiextensions.k8s.io,resources=customresourcedefinitions,verbs=list;watch",
+                "// +opgen:rbac:groups=apiextensions.k8s.io,resources=customresourcedefinitions,verbs=get;patch,resourceNames=things.db.example.com",
+            ]
+        );
+        // Without a converting kind no CRD is patched: an empty `resourceNames` would mean all.
+        let markers = WebhooksValues::new(&project(Scope::Cluster, false)).ca_injection_markers;
+        assert_eq!(markers.len(), 4, "{markers:?}");
+        assert!(
+            markers
+                .iter()
+                .all(|m| !m.contains("customresourcedefinitions,verbs=get;patch")),
+            "{markers:?}"
+        );
+        assert!(
+            WebhooksValues::new(&project(Scope::Namespace, true))
+                .ca_injection_markers
+                .is_empty()
+        );
     }
 }

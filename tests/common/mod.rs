@@ -149,10 +149,12 @@ impl Project {
     /// Runs `opgen generate manifests` with a stand-in for cargo that prints, as the project's
     /// crdgen would, a CRD for every kind of `PROJECT`, without building anything (which takes
     /// minutes): all versions of the kind, the stored one marked, and the fields `create api`
-    /// scaffolds with their doc comments. The role comes from the markers, as always.
+    /// scaffolds with their doc comments, and the conversion webhook of a kind that has one.
+    /// The role comes from the markers, as always.
     pub fn generate_manifests_without_building(&self) {
         let project: serde_json::Value = serde_saphyr::from_str(&self.read("PROJECT")).unwrap();
         let domain = project["domain"].as_str().unwrap();
+        let project_name = project["projectName"].as_str().unwrap();
         let resources = project["resources"].as_array().unwrap();
         let mut kinds: Vec<(&str, &str)> = Vec::new();
         for resource in resources {
@@ -174,7 +176,7 @@ impl Project {
             let plural = first["plural"].as_str().unwrap();
             let qualified = format!("{group}.{domain}");
             let operand = versions.iter().find_map(|r| r.get("operand"));
-            let crd = serde_json::json!({
+            let mut crd = serde_json::json!({
                 "apiVersion": "apiextensions.k8s.io/v1",
                 "kind": "CustomResourceDefinition",
                 "metadata": {"name": format!("{plural}.{qualified}")},
@@ -196,6 +198,24 @@ impl Project {
                     })).collect::<Vec<_>>(),
                 },
             });
+            // As the api crate's `with_conversion` does for a kind with a conversion webhook.
+            if versions.iter().any(|r| r["webhooks"]["conversion"] == true) {
+                let group_path = qualified.replace('.', "-");
+                crd["metadata"]["labels"] =
+                    serde_json::json!({"opgen.io/webhook-ca": project_name});
+                crd["spec"]["conversion"] = serde_json::json!({
+                    "strategy": "Webhook",
+                    "webhook": {
+                        "clientConfig": {"service": {
+                            "name": "webhook-service",
+                            "namespace": "system",
+                            "path": format!("/convert-{group_path}-{}", kind.to_lowercase()),
+                            "port": 443,
+                        }},
+                        "conversionReviewVersions": ["v1"],
+                    },
+                });
+            }
             stream.push_str("---\n");
             stream.push_str(&serde_saphyr::to_string(&crd).unwrap());
         }

@@ -101,12 +101,27 @@ pub fn run(setup: &Setup) {
     // The webhooks are called at the standby's port: it serves them to the end of the test.
     let [leader_port, standby_port] = free_ports();
     if setup.webhooks {
+        webhooks::deploy(kubectl, setup);
+        setup.log(
+            "make deploy: webhook configurations call the Service",
+            started,
+        );
         webhooks::point_at(kubectl, setup, standby_port);
-        setup.log("webhook configurations call this machine", started);
+        setup.log(
+            "make dev-webhooks: the same configurations call this machine",
+            started,
+        );
     }
 
     let manager = manager_identity(&cluster, setup, &binary, standby_port);
     check_least_privilege(&Kubectl::new(&manager.kubeconfig), setup);
+    if setup.webhooks && !setup.namespaced_operator {
+        webhooks::check_injection_is_confined(kubectl, &Kubectl::new(&manager.kubeconfig), setup);
+        setup.log(
+            "the manager may patch its own webhook objects only",
+            started,
+        );
+    }
 
     // Two replicas: the first takes the Lease, the second stands by. They run before the
     // samples are applied, since the webhooks of a project that has them must answer.
@@ -125,6 +140,15 @@ pub fn run(setup: &Setup) {
     let mut standby = start_manager(&manager, "manager-b", setup);
     setup.log("two managers running, manager-a leads", started);
     if setup.webhooks {
+        let since = Instant::now();
+        webhooks::beside_another_project(kubectl, setup, standby_port);
+        setup.log(
+            &format!(
+                "a second project in development mode keeps its own configurations ({:.0?})",
+                since.elapsed()
+            ),
+            started,
+        );
         webhooks::check(kubectl, setup);
         setup.log("webhooks called over TLS with the injected CA", started);
     }
@@ -214,11 +238,18 @@ pub fn run(setup: &Setup) {
             denied.join("\n")
         );
     }
+    if setup.webhooks {
+        webhooks::deploy(kubectl, setup);
+        setup.log(
+            "make deploy: the configurations call the Service again",
+            started,
+        );
+    }
     crashing_manager_fails_clearly(&cluster, &binary);
     if setup.check_missing_rule {
         if setup.webhooks {
             // No manager serves the webhooks any more.
-            webhooks::remove(kubectl);
+            webhooks::remove(kubectl, setup);
         }
         missing_rbac_rule_is_reported(&cluster, setup, &binary);
     }

@@ -96,7 +96,7 @@ fn add_external(
     version: &str,
     kind: &str,
 ) -> anyhow::Result<ForeignChange> {
-    let crd = ExternalCrd::parse(text).map_err(|problem| {
+    let (crd, stored_text) = ExternalCrd::read(text, group, kind).map_err(|problem| {
         anyhow::anyhow!(
             "--external-crd {} is not a CRD opgen can use: {problem}\n\nPass the file of an `apiextensions.k8s.io/v1` CustomResourceDefinition, as its project publishes it",
             crd_file
@@ -136,7 +136,11 @@ fn add_external(
         namespaced: crd.namespaced,
         crd: Some(stored_path.clone()),
     };
-    add(project, foreign, Some((stored_path, text.to_owned())))
+    add(
+        project,
+        foreign,
+        Some((stored_path, stored_text.to_owned())),
+    )
 }
 
 /// The project with `foreign` added, checked against `PROJECT`'s rules.

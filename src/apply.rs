@@ -23,7 +23,7 @@ use crate::{
     files::read_existing,
     interrupt::Interrupt,
     plan::{Action, FileChange, Plan},
-    shell::Shell,
+    shell::{Restored, Shell},
 };
 
 /// Writes every change of `plan` in a transaction of its own, committed at once.
@@ -42,18 +42,6 @@ pub struct Transaction {
 
 /// How every temporary file opgen writes is named.
 pub const TEMP_PREFIX: &str = ".opgen-tmp-";
-
-/// Marks an error after which the files were put back, and says how that went. It is the
-/// outermost context of the error, and [`Shell::error`] prints it after the cause, which
-/// matters more.
-#[derive(Debug)]
-pub struct Restored(String);
-
-impl std::fmt::Display for Restored {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.0)
-    }
-}
 
 /// What could not be put back, file by file, when a transaction was undone.
 #[derive(Debug, Default)]
@@ -120,7 +108,7 @@ impl Transaction {
     pub fn undo(&mut self, error: anyhow::Error) -> anyhow::Error {
         let report = std::mem::take(&mut self.journal).roll_back();
         if report.wrote {
-            error.context(Restored(report.summary()))
+            error.context(Restored::new(report.summary()))
         } else {
             error
         }

@@ -41,15 +41,7 @@ const HEADER_START: &str = "{# opgen: override of ";
 const HEADER_BASE: &str = ", made from built-in ";
 const HEADER_END: &str = " -#}";
 
-/// One template override, as read from its file.
-#[derive(Debug, Clone)]
-pub struct Override {
-    /// The built-in template it replaces, e.g. `project/Dockerfile`.
-    pub name: String,
-    /// Its file, as the user knows it (relative to the project, or under the team's directory).
-    pub file: PathBuf,
-    pub text: String,
-}
+pub use crate::templates::Override;
 
 impl Override {
     /// The hash of the built-in text the override was made from, if its header records one.

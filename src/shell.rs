@@ -4,6 +4,25 @@
 //! listings on stdout. Tests capture both.
 
 use std::io::{IsTerminal, Write};
+/// Marks an error after which a command put its files back, and says how that went. It is
+/// the outermost context of the error, and [`Shell::error`] prints it after the cause, which
+/// matters more.
+#[derive(Debug)]
+pub struct Restored(String);
+
+impl Restored {
+    /// What was restored, as the command reports it.
+    pub fn new(summary: String) -> Self {
+        Self(summary)
+    }
+}
+
+impl std::fmt::Display for Restored {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
 #[cfg(test)]
 use std::sync::{Arc, Mutex};
 
@@ -103,9 +122,7 @@ impl Shell {
     /// A failed command's error and its causes on stderr, even with `--quiet`. When the
     /// command put its files back, what went wrong comes first and what was restored last.
     pub fn error(&mut self, err: &anyhow::Error) {
-        let restored = err
-            .downcast_ref::<crate::apply::Restored>()
-            .map(ToString::to_string);
+        let restored = err.downcast_ref::<Restored>().map(ToString::to_string);
         let mut chain = err
             .chain()
             .map(ToString::to_string)

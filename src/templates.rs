@@ -16,6 +16,17 @@ static TEMPLATES: Dir<'_> = include_dir!("$CARGO_MANIFEST_DIR/templates");
 /// of opgen's own (a `Cargo.toml` template would otherwise hide its folder from cargo).
 pub const SUFFIX: &str = ".tera";
 
+/// One template override, as read from its file (see `overrides`, which finds them).
+#[derive(Debug, Clone)]
+pub struct Override {
+    /// The built-in template it replaces, e.g. `project/Dockerfile`.
+    pub name: String,
+    /// Its file, as the user knows it (relative to the project, or under the team's directory).
+    pub file: PathBuf,
+    /// Its text, rendered in place of the built-in template's.
+    pub text: String,
+}
+
 /// The templates of the process once a command installed overrides (see [`install`]).
 static INSTALLED: OnceLock<Templates> = OnceLock::new();
 
@@ -48,7 +59,7 @@ impl Templates {
 
     /// The built-in templates with `overrides` in place of those they name. Fails with the
     /// file and line of the first override that does not parse.
-    pub fn with_overrides(overrides: &[crate::overrides::Override]) -> anyhow::Result<Self> {
+    pub fn with_overrides(overrides: &[Override]) -> anyhow::Result<Self> {
         let mut templates = Self::parse()?;
         for found in overrides {
             templates

@@ -15,6 +15,7 @@ type Module = String;
 /// `to` is any module outside `from`.
 const FORBIDDEN: &[(&str, &str)] = &[
     ("files", ""),
+    ("yaml_error", ""),
     ("model", ""),
     ("plan", "project"),
     ("project", "plan"),
@@ -26,6 +27,10 @@ const FORBIDDEN: &[(&str, &str)] = &[
     ("manifests", "commands"),
     ("bundle", "commands"),
 ];
+
+/// Modules that reach nothing of the crate (the rules above hold them to it), so that every
+/// layer, the model too, may use them.
+const LEAVES: &[&str] = &["files", "yaml_error"];
 
 fn modules(src: &Path) -> BTreeMap<Module, String> {
     let mut found = BTreeMap::new();
@@ -243,6 +248,10 @@ fn no_arrow_points_up() {
     let mut up = Vec::new();
     for (module, targets) in &graph {
         for target in targets {
+            let into_a_leaf = LEAVES.iter().any(|leaf| is_within(target, leaf));
+            if into_a_leaf && !LEAVES.iter().any(|leaf| is_within(module, leaf)) {
+                continue;
+            }
             for (from, to) in FORBIDDEN {
                 let outside = !is_within(target, from);
                 if outside && is_within(module, from) && is_within(target, to) {

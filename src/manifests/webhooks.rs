@@ -8,6 +8,7 @@ use std::collections::BTreeMap;
 use serde::Serialize;
 
 use crate::{
+    model::{CONFIGURATION_NAMES, deployed_configuration_names},
     plan::{Owner, PlannedFile},
     project::Project,
 };
@@ -61,24 +62,18 @@ pub const CA_LABEL: &str = "opgen.io/webhook-ca";
 
 /// The two webhook configurations: whether each is the mutating one, its kind and its name.
 const CONFIGURATIONS: [(bool, &str, &str); 2] = [
-    (
-        true,
-        "MutatingWebhookConfiguration",
-        "mutating-webhook-configuration",
-    ),
+    (true, "MutatingWebhookConfiguration", CONFIGURATION_NAMES[0]),
     (
         false,
         "ValidatingWebhookConfiguration",
-        "validating-webhook-configuration",
+        CONFIGURATION_NAMES[1],
     ),
 ];
 
-/// The names of the project's webhook configurations as the cluster has them: with the
-/// project's prefix, which `config/default` and `config/dev` both give them (so that the
-/// development overlay replaces the deployed pair, and two projects never share one). The
-/// mutating one first.
+/// The names of the project's webhook configurations as the cluster has them (see
+/// [`deployed_configuration_names`]).
 pub fn configuration_names(project: &Project) -> [String; 2] {
-    CONFIGURATIONS.map(|(_, _, name)| project.project_name.deployed_name(name))
+    deployed_configuration_names(&project.project_name)
 }
 
 /// The webhooks of one configuration, in the order it lists them.

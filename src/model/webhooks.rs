@@ -55,6 +55,21 @@ impl Webhooks {
     }
 }
 
+/// The names of a project's two webhook configurations before kustomize's `namePrefix`: the
+/// mutating one first.
+pub const CONFIGURATION_NAMES: [&str; 2] = [
+    "mutating-webhook-configuration",
+    "validating-webhook-configuration",
+];
+
+/// The names of the project's webhook configurations as the cluster has them: with the
+/// project's prefix, which `config/default` and `config/dev` both give them (so that the
+/// development overlay replaces the deployed pair, and two projects never share one). The
+/// mutating one first.
+pub fn deployed_configuration_names(project_name: &super::ProjectName) -> [String; 2] {
+    CONFIGURATION_NAMES.map(|name| project_name.deployed_name(name))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

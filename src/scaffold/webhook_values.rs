@@ -3,7 +3,10 @@
 
 use serde::Serialize;
 
-use crate::{manifests::webhooks, model::Resource, project::Project};
+use crate::{
+    model::{Resource, deployed_configuration_names},
+    project::Project,
+};
 
 /// The webhooks of a project.
 #[derive(Debug, Clone, Default, Serialize)]
@@ -144,7 +147,7 @@ fn ca_injection_markers(project: &Project, conversions: &[ConversionValues]) -> 
         format!("// +opgen:rbac:groups={group},resources={resources},verbs={verbs}{names}")
     };
     let admission = "admissionregistration.k8s.io";
-    let [mutating, validating] = webhooks::configuration_names(project);
+    let [mutating, validating] = deployed_configuration_names(&project.project_name);
     let crds: Vec<String> = conversions.iter().map(|c| c.crd_name.clone()).collect();
     let mut markers = vec![
         rule(

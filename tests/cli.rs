@@ -2291,17 +2291,7 @@ fn create_api_says_why_a_kind_that_exists_cannot_be_watched() {
 #[test]
 fn ci_runs_the_integration_tests_on_the_projects_kubernetes() {
     let project = Project::init("demo", "--kubernetes-version 1.35");
-    let workflow: serde_json::Value =
-        serde_saphyr::from_str(&project.read(".github/workflows/ci.yml")).unwrap();
-    let steps = workflow["jobs"]["integration"]["steps"].as_array().unwrap();
-    let step = |name: &str| {
-        steps
-            .iter()
-            .find(|step| step["name"] == name)
-            .and_then(|step| step["run"].as_str())
-            .unwrap_or_else(|| panic!("no `{name}` step in {steps:?}"))
-            .to_owned()
-    };
+    let step = |name: &str| project.ci_step("integration", name);
     assert_eq!(step("Integration tests"), "make test-integration");
 
     let tools = tempfile::tempdir().unwrap();
@@ -2371,16 +2361,7 @@ enum Release {
 /// that records its calls, and `cargo-binstall` when `release` says so. `sha256sum`, `tar`
 /// and the shell are the machine's.
 fn run_install_step(project: &Project, release: Release) -> InstallRun {
-    let workflow: serde_json::Value =
-        serde_saphyr::from_str(&project.read(".github/workflows/ci.yml")).unwrap();
-    let script = workflow["jobs"]["check"]["steps"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|step| step["name"] == "Install opgen")
-        .and_then(|step| step["run"].as_str())
-        .expect("an `Install opgen` step")
-        .to_owned();
+    let script = project.ci_step("check", "Install opgen");
     let version = env!("CARGO_PKG_VERSION");
     let tools = tempfile::tempdir().unwrap();
     let bin = tools.path().join("bin");

@@ -289,16 +289,7 @@ fn only_init_and_update_stamp_the_opgen_version() {
 fn ci_installs_the_opgen_release_project_names() {
     let project = Project::init("demo", "");
     stamp(&project, "0.0.7");
-    let workflow: serde_json::Value =
-        serde_saphyr::from_str(&project.read(".github/workflows/ci.yml")).unwrap();
-    let script = workflow["jobs"]["check"]["steps"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|step| step["name"] == "Install opgen")
-        .and_then(|step| step["run"].as_str())
-        .expect("an `Install opgen` step")
-        .to_owned();
+    let script = project.ci_step("check", "Install opgen");
 
     // Run the step with a `cargo` that prints its arguments, and a `curl` that finds no
     // release binary (tests/cli.rs covers the others ways in).

@@ -140,6 +140,19 @@ impl Project {
         std::fs::read_to_string(self.root.join(path)).unwrap_or_else(|e| panic!("{path}: {e}"))
     }
 
+    /// The script of the step `name` of the job `job` in the generated CI workflow.
+    pub fn ci_step(&self, job: &str, name: &str) -> String {
+        let workflow: serde_json::Value =
+            serde_saphyr::from_str(&self.read(".github/workflows/ci.yml")).unwrap();
+        let steps = workflow["jobs"][job]["steps"].as_array().unwrap();
+        steps
+            .iter()
+            .find(|step| step["name"] == name)
+            .and_then(|step| step["run"].as_str())
+            .unwrap_or_else(|| panic!("no `{name}` step in job `{job}`: {steps:?}"))
+            .to_owned()
+    }
+
     pub fn tree(&self) -> BTreeMap<String, Vec<u8>> {
         read_tree(&self.root)
     }

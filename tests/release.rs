@@ -49,6 +49,17 @@ fn metadata() -> Value {
     serde_json::from_slice(&output.stdout).unwrap()
 }
 
+/// opgen's own package, as `cargo metadata` describes it.
+fn opgen_package() -> Value {
+    metadata()["packages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|package| package["name"] == "opgen")
+        .unwrap()
+        .clone()
+}
+
 /// The workspace's publishable crates, each after the members it depends on.
 fn publish_order(metadata: &Value) -> Vec<String> {
     let members: Vec<&Value> = metadata["packages"]
@@ -164,13 +175,7 @@ fn a_release_tag_builds_four_platforms_with_checksums_and_notes() {
     }
 
     // `cargo binstall opgen` finds the archive the build names.
-    let metadata = metadata();
-    let opgen = metadata["packages"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|package| package["name"] == "opgen")
-        .unwrap();
+    let opgen = opgen_package();
     let binstall = &opgen["metadata"]["binstall"];
     let archive = binstall["pkg-url"]
         .as_str()
@@ -366,13 +371,7 @@ fn the_package_step_makes_the_archive_binstall_expects() {
     .collect();
     assert_eq!(files, expected);
     // binstall's `bin-dir`, filled in for this archive, names the binary in it.
-    let metadata = metadata();
-    let opgen = metadata["packages"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|package| package["name"] == "opgen")
-        .unwrap();
+    let opgen = opgen_package();
     let bin_dir = opgen["metadata"]["binstall"]["bin-dir"]
         .as_str()
         .unwrap()

@@ -67,6 +67,9 @@ pub enum Command {
     Generate(GenerateCommand),
     /// Bring a project made by an older opgen up to this one
     Update(UpdateArgs),
+    /// Run the operator on a development control plane of this machine, as its own
+    /// ServiceAccount, rebuilt and restarted on every change
+    Dev(DevArgs),
     /// Print a shell completion script
     Completions {
         /// The shell to complete for
@@ -355,4 +358,27 @@ fn non_root_uid(value: &str) -> Result<crate::model::NonRootId, String> {
             err.problem
         )
     })
+}
+
+#[derive(Debug, Args)]
+#[command(
+    long_about = "Run the operator on a development control plane of this machine.\n\n\
+        Starts etcd, kube-apiserver (RBAC on) and kube-controller-manager from --assets or \
+        KUBEBUILDER_ASSETS on free loopback ports, installs config/default (CRDs, RBAC, the \
+        manager's namespace and ServiceAccount), builds the manager and runs it with that \
+        ServiceAccount's token, so only the generated role applies, then applies the samples \
+        and streams the manager's log. A request the API server refuses is reported with the \
+        `+opgen:rbac` marker to add. On every saved change it rebuilds, regenerates and \
+        re-applies the manifests and restarts the manager; a failed build keeps the old one. \
+        Everything lives in target/opgen-dev/; Ctrl-C stops it all."
+)]
+pub struct DevArgs {
+    /// Directory holding etcd, kube-apiserver and kube-controller-manager (default:
+    /// KUBEBUILDER_ASSETS)
+    #[arg(long, value_name = "DIR")]
+    pub assets: Option<PathBuf>,
+
+    /// Do not apply config/samples once the manager runs
+    #[arg(long)]
+    pub no_samples: bool,
 }

@@ -9,6 +9,7 @@ pub mod apply;
 pub mod bundle;
 pub mod cli;
 pub mod commands;
+pub mod dev;
 pub mod files;
 pub mod interrupt;
 pub mod lock;
@@ -62,6 +63,7 @@ fn run(command: Command, shell: &mut Shell) -> anyhow::Result<ExitCode> {
             return commands::generate_manifests::run(args, shell);
         }
         Command::Update(args) => commands::update::run(args, shell)?,
+        Command::Dev(args) => commands::dev::run(args, shell)?,
         Command::Generate(GenerateCommand::Bundle(args)) => {
             return commands::generate_bundle::run(args, shell);
         }

@@ -1,0 +1,30 @@
+//! `opgen dev`: the operator on a development control plane, rebuilt on every change.
+
+use anyhow::Context as _;
+
+use crate::{
+    cli::DevArgs,
+    dev::{self, assets::Assets, kubectl::Kubectl},
+    interrupt::Interrupt,
+    project::Project,
+    shell::Shell,
+};
+
+pub fn run(args: DevArgs, shell: &mut Shell) -> anyhow::Result<()> {
+    // Everything the session needs is checked before it writes anything.
+    let assets = Assets::find(
+        args.assets,
+        std::env::var_os("KUBEBUILDER_ASSETS").map(Into::into),
+    )?;
+    Kubectl::check_installed()?;
+    let cwd = std::env::current_dir().context("cannot read the current directory")?;
+    // Read, then unlocked: the session runs `generate manifests`, which takes the lock.
+    let (root, lock, project) = Project::open(&cwd)?;
+    drop(lock);
+    let interrupt = Interrupt::catch_signals().context("cannot catch SIGINT and SIGTERM")?;
+    let options = dev::Options {
+        assets,
+        samples: !args.no_samples,
+    };
+    dev::run(&options, &root, &project, shell, &interrupt)
+}

@@ -1,0 +1,100 @@
+//! The control plane's binaries: etcd, kube-apiserver and kube-controller-manager, in the
+//! directory `--assets` or `KUBEBUILDER_ASSETS` names (the layout `setup-envtest` makes).
+
+use std::{
+    path::{Path, PathBuf},
+    process::Command,
+};
+
+/// The binaries `opgen dev` runs from the assets directory.
+pub const BINARIES: [&str; 3] = ["etcd", "kube-apiserver", "kube-controller-manager"];
+
+/// How to get them, for every error about them.
+const HOW_TO_GET: &str = "get etcd and kube-apiserver with `setup-envtest use -p path <version>` \
+     (and a kube-controller-manager of the same release beside them), then pass the directory \
+     with `--assets DIR` or `export KUBEBUILDER_ASSETS=DIR`; the project's README.md says more";
+
+#[derive(Debug, thiserror::Error)]
+pub enum AssetsError {
+    #[error(
+        "no control plane binaries: neither `--assets` nor KUBEBUILDER_ASSETS names a directory; {HOW_TO_GET}"
+    )]
+    NotGiven,
+    #[error("{binary} in {dir} {problem}; {HOW_TO_GET}")]
+    Broken {
+        binary: &'static str,
+        dir: String,
+        problem: String,
+    },
+}
+
+/// A directory whose binaries each answered `--version`.
+#[derive(Debug, Clone)]
+pub struct Assets {
+    dir: PathBuf,
+}
+
+impl Assets {
+    /// `flag` (`--assets`) or else `environment` (KUBEBUILDER_ASSETS), checked.
+    pub fn find(flag: Option<PathBuf>, environment: Option<PathBuf>) -> Result<Self, AssetsError> {
+        let dir = flag
+            .or(environment)
+            .filter(|dir| !dir.as_os_str().is_empty())
+            .ok_or(AssetsError::NotGiven)?;
+        for binary in BINARIES {
+            check(&dir, binary)?;
+        }
+        Ok(Self { dir })
+    }
+
+    pub fn binary(&self, name: &str) -> PathBuf {
+        self.dir.join(name)
+    }
+}
+
+fn check(dir: &Path, binary: &'static str) -> Result<(), AssetsError> {
+    let path = dir.join(binary);
+    let problem = if !path.is_file() {
+        "is missing".to_owned()
+    } else {
+        match Command::new(&path).arg("--version").output() {
+            Err(err) => format!("cannot be run ({err})"),
+            Ok(output) if !output.status.success() => format!(
+                "fails `--version` ({}): {}",
+                output.status,
+                String::from_utf8_lossy(&output.stderr).trim()
+            ),
+            Ok(_) => return Ok(()),
+        }
+    };
+    Err(AssetsError::Broken {
+        binary,
+        dir: dir.display().to_string(),
+        problem,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn says_how_to_get_the_binaries_when_none_are_named() {
+        let err = Assets::find(None, Some(PathBuf::new())).unwrap_err();
+        let message = err.to_string();
+        assert!(message.contains("KUBEBUILDER_ASSETS"), "{message}");
+        assert!(message.contains("setup-envtest use -p path"), "{message}");
+    }
+
+    #[test]
+    fn the_flag_wins_over_the_environment() {
+        let flag = tempfile::tempdir().unwrap();
+        let err = Assets::find(Some(flag.path().to_owned()), Some("/nonexistent".into()))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains(&format!("etcd in {} is missing", flag.path().display())),
+            "{err}"
+        );
+    }
+}

@@ -63,18 +63,19 @@ fn a_missing_or_broken_binary_is_named() {
     let project = Project::init("dev-cli", "");
     let assets = tempfile::tempdir().unwrap();
     fake_assets(assets.path());
-    std::fs::remove_file(assets.path().join("kube-controller-manager")).unwrap();
+    std::fs::remove_file(assets.path().join("kube-apiserver")).unwrap();
     let shown = assets.path().display().to_string();
     dev_fails(
         &project.root,
         &["--assets", &shown],
         None,
         &[
-            &format!("kube-controller-manager in {shown} is missing"),
+            &format!("kube-apiserver in {shown} is missing"),
             "setup-envtest",
         ],
     );
 
+    fake_assets(assets.path());
     write_script(
         &assets.path().join("kube-controller-manager"),
         "#!/bin/sh\necho 'exec format error' >&2\nexit 126\n",
@@ -87,6 +88,36 @@ fn a_missing_or_broken_binary_is_named() {
             &format!("kube-controller-manager in {shown} fails `--version`"),
             "exec format error",
         ],
+    );
+}
+
+/// setup-envtest ships no kube-controller-manager: the session goes on without it, and says
+/// what that costs. (Here the fake etcd then exits, which ends the session with its log.)
+#[test]
+fn without_a_controller_manager_it_warns_and_goes_on() {
+    let project = Project::init("dev-cli", "");
+    let assets = tempfile::tempdir().unwrap();
+    fake_assets(assets.path());
+    std::fs::remove_file(assets.path().join("kube-controller-manager")).unwrap();
+    let assert = opgen(&project.root)
+        .arg("dev")
+        .env("KUBEBUILDER_ASSETS", assets.path())
+        .assert()
+        .code(1);
+    let stderr = String::from_utf8_lossy(&assert.get_output().stderr).into_owned();
+    assert!(
+        stderr.contains("holds no kube-controller-manager: the session runs without it"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("etcd exited (exit status: 0) before it could serve clients"),
+        "{stderr}"
+    );
+    assert!(
+        project
+            .root
+            .join("target/opgen-dev/cluster/etcd.log")
+            .exists()
     );
 }
 

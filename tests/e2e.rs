@@ -15,6 +15,8 @@
 //! dependencies are compiled once per Kubernetes version feature, not once per scenario.
 
 mod common;
+#[path = "e2e/dev.rs"]
+mod dev;
 #[path = "e2e/foreign_kinds.rs"]
 mod foreign_kinds;
 #[path = "e2e/integration_tests.rs"]
@@ -801,4 +803,10 @@ fn olm_validator() -> Option<&'static Path> {
             Some(binary)
         })
         .as_deref()
+}
+
+/// `opgen dev` on the oldest Kubernetes: see `dev`.
+#[test]
+fn dev_session_on_the_oldest_kubernetes() {
+    dev::run();
 }

@@ -17,6 +17,14 @@ pub fn run(args: DevArgs, shell: &mut Shell) -> anyhow::Result<()> {
         std::env::var_os("KUBEBUILDER_ASSETS").map(Into::into),
     )?;
     Kubectl::check_installed()?;
+    if !assets.has_controller_manager() {
+        shell.warn(&format!(
+            "{} holds no kube-controller-manager: the session runs without it, so owned objects \
+             are not garbage-collected and workloads get no status; put one of the same release \
+             beside kube-apiserver to have them",
+            assets.dir().display()
+        ));
+    }
     let cwd = std::env::current_dir().context("cannot read the current directory")?;
     // Read, then unlocked: the session runs `generate manifests`, which takes the lock.
     let (root, lock, project) = Project::open(&cwd)?;

@@ -6,8 +6,11 @@ use std::{
     process::Command,
 };
 
-/// The binaries `opgen dev` runs from the assets directory.
-pub const BINARIES: [&str; 3] = ["etcd", "kube-apiserver", "kube-controller-manager"];
+/// The binaries `opgen dev` cannot do without.
+pub const REQUIRED: [&str; 2] = ["etcd", "kube-apiserver"];
+/// Not in what `setup-envtest` downloads: without it the session runs, but nothing
+/// garbage-collects owned objects or gives workloads their status.
+pub const CONTROLLER_MANAGER: &str = "kube-controller-manager";
 
 /// How to get them, for every error about them.
 const HOW_TO_GET: &str = "get etcd and kube-apiserver with `setup-envtest use -p path <version>` \
@@ -32,6 +35,8 @@ pub enum AssetsError {
 #[derive(Debug, Clone)]
 pub struct Assets {
     dir: PathBuf,
+    /// It holds a kube-controller-manager.
+    controller_manager: bool,
 }
 
 impl Assets {
@@ -41,10 +46,26 @@ impl Assets {
             .or(environment)
             .filter(|dir| !dir.as_os_str().is_empty())
             .ok_or(AssetsError::NotGiven)?;
-        for binary in BINARIES {
+        for binary in REQUIRED {
             check(&dir, binary)?;
         }
-        Ok(Self { dir })
+        let controller_manager = dir.join(CONTROLLER_MANAGER).exists();
+        if controller_manager {
+            check(&dir, CONTROLLER_MANAGER)?;
+        }
+        Ok(Self {
+            dir,
+            controller_manager,
+        })
+    }
+
+    /// Whether the directory holds a kube-controller-manager.
+    pub fn has_controller_manager(&self) -> bool {
+        self.controller_manager
+    }
+
+    pub fn dir(&self) -> &Path {
+        &self.dir
     }
 
     pub fn binary(&self, name: &str) -> PathBuf {

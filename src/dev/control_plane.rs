@@ -36,7 +36,7 @@ pub struct Audit {
 
 pub struct ControlPlane {
     // Stopped in this order (fields drop in declaration order).
-    controller_manager: Child,
+    controller_manager: Option<Child>,
     api_server: Child,
     etcd: Child,
     credentials: Credentials,
@@ -88,15 +88,20 @@ impl ControlPlane {
             admin.run(&["get", "--raw", "/readyz"]).is_ok()
         })?;
 
-        let controller_manager = Child::start(
-            "kube-controller-manager",
-            controller_manager_command(
-                &assets.binary("kube-controller-manager"),
-                &credentials,
-                &admin_kubeconfig,
-            ),
-            &dir.join("kube-controller-manager.log"),
-        )?;
+        let controller_manager = assets
+            .has_controller_manager()
+            .then(|| {
+                Child::start(
+                    "kube-controller-manager",
+                    controller_manager_command(
+                        &assets.binary("kube-controller-manager"),
+                        &credentials,
+                        &admin_kubeconfig,
+                    ),
+                    &dir.join("kube-controller-manager.log"),
+                )
+            })
+            .transpose()?;
         Ok(Self {
             controller_manager,
             api_server,
@@ -122,11 +127,11 @@ impl ControlPlane {
 
     /// An error naming the first process that exited, and its log.
     pub fn check_running(&mut self) -> anyhow::Result<()> {
-        for child in [
-            &mut self.etcd,
-            &mut self.api_server,
-            &mut self.controller_manager,
-        ] {
+        let children = [Some(&mut self.etcd), Some(&mut self.api_server)]
+            .into_iter()
+            .chain([self.controller_manager.as_mut()])
+            .flatten();
+        for child in children {
             if let Some(status) = child.exited() {
                 bail!(
                     "{} exited ({status}); its log is {}",
@@ -140,7 +145,9 @@ impl ControlPlane {
 
     /// Stops the processes, the controller manager first and etcd last.
     pub fn stop(&mut self) {
-        self.controller_manager.stop();
+        if let Some(controller_manager) = &mut self.controller_manager {
+            controller_manager.stop();
+        }
         self.api_server.stop();
         self.etcd.stop();
     }

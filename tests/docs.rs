@@ -12,6 +12,11 @@
 //!   run; `make` commands are rendered with `make -n`, and `kubectl apply -k DIR` renders DIR
 //!   with `kubectl kustomize`.
 //! - `sh install`: installs opgen itself; the opgen under test stands in for it.
+//! - `sh dev`: an `opgen dev` (or `make dev`) session. `export KUBEBUILDER_ASSETS=...` takes
+//!   the test's control plane binaries, `opgen dev` runs until the project is installed on
+//!   its API server, then gets SIGINT and must stop everything; the manager's build, its
+//!   reconcile and its restarts are left to the `dev` end-to-end test. Other commands of the
+//!   block (getting the binaries, `kubectl` in a second terminal) are not run.
 //! - `rust`, `yaml`, … `file=PATH`: the whole of that generated file, as it is at that point;
 //!   with `excerpt`, lines of it in order, where `// ...` or `# ...` stands for lines left out.
 //! - `diff file=PATH`: an edit the reader makes; it is applied.
@@ -106,6 +111,9 @@ impl Reader {
     }
 
     fn shell_block(&mut self, block: &Block) {
+        if block.has("dev") {
+            return self.dev_block(block);
+        }
         let needs = ["cluster", "engine", "install"]
             .into_iter()
             .find(|need| block.has(need));
@@ -125,6 +133,73 @@ impl Reader {
                 eprintln!("[docs {}] not run: {command}", block.place);
             }
         }
+    }
+
+    fn dev_block(&mut self, block: &Block) {
+        for command in commands(&block.text) {
+            if command.starts_with("export KUBEBUILDER_ASSETS=") {
+                let assets =
+                    common::control_plane::assets().unwrap_or_else(|err| panic!("{err:#}"));
+                self.env.push((
+                    "KUBEBUILDER_ASSETS".to_owned(),
+                    assets.display().to_string(),
+                ));
+            } else if command.starts_with("opgen dev") || command == "make dev" {
+                self.dev_session(block, &command);
+            } else {
+                eprintln!("[docs {}] not run: {command}", block.place);
+            }
+        }
+    }
+
+    /// Runs `command` until `opgen dev` has installed the project, then stops it with SIGINT
+    /// and checks that it stopped everything it started.
+    fn dev_session(&self, block: &Block, command: &str) {
+        eprintln!(
+            "[docs {}] $ {command} (until it has installed the project)",
+            block.place
+        );
+        let output_path = self.cwd.join("target/docs-dev.log");
+        std::fs::create_dir_all(output_path.parent().unwrap()).unwrap();
+        let output = std::fs::File::create(&output_path).unwrap();
+        let mut shell = Command::new("sh");
+        shell
+            .args(["-c", &format!("exec {command}")])
+            .current_dir(&self.cwd)
+            .envs(self.env.iter().map(|(k, v)| (k, v)))
+            .envs(generated_build_env())
+            .stdin(std::process::Stdio::null())
+            .stdout(output.try_clone().unwrap())
+            .stderr(output);
+        let mut child = shell.spawn().unwrap();
+        let read = || std::fs::read_to_string(&output_path).unwrap_or_default();
+        let installed = common::wait::poll(
+            &format!("{}: `{command}` to install the project", block.describe()),
+            std::time::Duration::from_secs(180),
+            || match child.try_wait() {
+                Ok(Some(status)) => std::ops::ControlFlow::Break(Err(anyhow::anyhow!(
+                    "`{command}` exited ({status}):\n{}",
+                    read()
+                ))),
+                _ if read().contains("Installed config/default") => {
+                    std::ops::ControlFlow::Break(Ok(()))
+                }
+                _ => std::ops::ControlFlow::Continue(read()),
+            },
+        );
+        // SAFETY: kill(2) on our own unreaped child.
+        unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGINT) };
+        let status = child.wait().unwrap();
+        installed.unwrap_or_else(|err| panic!("{err:#}"));
+        let text = read();
+        assert!(
+            status.success() && text.contains("Stopped everything"),
+            "{}: `{command}` did not stop cleanly on SIGINT ({status}):\n{text}",
+            block.describe()
+        );
+        let session = self.cwd.join("target/opgen-dev");
+        let left = common::process::processes_mentioning(&session.to_string_lossy());
+        assert!(left.is_empty(), "left running after `{command}`: {left:?}");
     }
 
     fn file(&self, path: &str) -> Option<String> {

@@ -1,6 +1,8 @@
 //! The project's install on the development API server: everything `config/default` renders
 //! (namespace, CRDs, ServiceAccount, roles and bindings) except what runs in a cluster only,
-//! applied server-side, as `make install` and `make deploy` apply it.
+//! applied server-side, as `make install` and `make deploy` apply it. A project with webhooks
+//! takes its CRDs and webhook configurations from `config/dev`, as `make dev-webhooks` does,
+//! calling the manager on this machine.
 
 use std::path::Path;
 
@@ -16,16 +18,34 @@ const LEFT_OUT: [&str; 3] = [
     "ValidatingWebhookConfiguration",
 ];
 
-/// Renders `config/default` and applies it (less [`LEFT_OUT`]), then waits for the CRDs.
-pub fn install(admin: &Kubectl, root: &Path) -> anyhow::Result<()> {
-    let config = root.join("config/default");
-    let rendered = admin
-        .run(&["kustomize", &config.to_string_lossy()])
-        .context("cannot render config/default")?;
-    let manifest = without_kinds(&rendered, &LEFT_OUT);
+/// Where `config/dev` has its webhook configurations and CRDs call the manager.
+const DEV_WEBHOOK_URL: &str = "https://host.docker.internal:9443/";
+
+/// Whether the project has webhooks (`opgen create webhook` writes `config/dev`).
+pub fn has_webhooks(root: &Path) -> bool {
+    root.join("config/dev/kustomization.yaml").is_file()
+}
+
+/// Renders `config/default` and applies it (less [`LEFT_OUT`]), then, for a project with
+/// webhooks, `config/dev` calling `127.0.0.1:webhook_port`; waits for the CRDs.
+pub fn install(admin: &Kubectl, root: &Path, webhook_port: u16) -> anyhow::Result<()> {
+    let rendered = render(admin, root, "config/default")?;
+    let webhooks = has_webhooks(root);
+    let mut left_out = LEFT_OUT.to_vec();
+    if webhooks {
+        // config/dev has them, with their webhooks at this machine's URL.
+        left_out.push("CustomResourceDefinition");
+    }
     admin
-        .apply(&manifest)
+        .apply(&without_kinds(&rendered, &left_out))
         .context("the API server refused config/default")?;
+    if webhooks {
+        let url = format!("https://127.0.0.1:{webhook_port}/");
+        let dev = render(admin, root, "config/dev")?.replace(DEV_WEBHOOK_URL, &url);
+        admin
+            .apply(&dev)
+            .context("the API server refused config/dev")?;
+    }
     admin
         .run(&[
             "wait",
@@ -36,6 +56,12 @@ pub fn install(admin: &Kubectl, root: &Path) -> anyhow::Result<()> {
         ])
         .context("the CRDs were not established")?;
     Ok(())
+}
+
+fn render(admin: &Kubectl, root: &Path, dir: &str) -> anyhow::Result<String> {
+    admin
+        .run(&["kustomize", &root.join(dir).to_string_lossy()])
+        .with_context(|| format!("cannot render {dir}"))
 }
 
 /// `kubectl apply --server-side -k config/samples` in `namespace`.

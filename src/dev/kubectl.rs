@@ -39,6 +39,9 @@ impl Kubectl {
         command
             .arg(format!("--kubeconfig={}", self.kubeconfig.display()))
             .args(args);
+        // Its own group, so that a terminal's Ctrl-C reaches opgen alone and a session stops
+        // in order rather than with a failed kubectl.
+        crate::interrupt::own_process_group(&mut command);
         super::child::die_with_parent(&mut command);
         command
     }

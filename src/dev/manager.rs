@@ -21,6 +21,11 @@ pub struct Launch {
     pub namespace: String,
     /// `--watch-namespace`, for a namespaced operator.
     pub watch_namespace: Option<String>,
+    /// Where it serves webhooks: one port for the session, which the webhook configurations
+    /// call.
+    pub webhook_port: u16,
+    /// `WEBHOOK_CERT_SECRET`: the Secret of the certificate it makes for its webhooks.
+    pub webhook_cert_secret: Option<String>,
 }
 
 pub struct Manager {
@@ -35,7 +40,7 @@ impl Manager {
         std::fs::copy(built, &copy)
             .with_context(|| format!("cannot copy the manager {}", built.display()))?;
         std::fs::rename(&copy, &launch.binary)?;
-        let [health_port, metrics_port, webhook_port] = free_ports();
+        let [health_port, metrics_port] = free_ports();
         let mut command = Command::new(&launch.binary);
         command
             .arg(format!(
@@ -45,7 +50,10 @@ impl Manager {
             .env("KUBECONFIG", &launch.kubeconfig)
             .env("POD_NAME", "opgen-dev")
             .env("POD_NAMESPACE", &launch.namespace)
-            .env("WEBHOOK_BIND_ADDRESS", format!("127.0.0.1:{webhook_port}"))
+            .env(
+                "WEBHOOK_BIND_ADDRESS",
+                format!("127.0.0.1:{}", launch.webhook_port),
+            )
             .env(
                 "RUST_LOG",
                 std::env::var("RUST_LOG").unwrap_or_else(|_| "info".to_owned()),
@@ -54,6 +62,11 @@ impl Manager {
             .env_remove("KUBERNETES_SERVICE_HOST")
             .env_remove("WATCH_NAMESPACE")
             .env_remove("LEADER_ELECT");
+        match &launch.webhook_cert_secret {
+            Some(secret) => command.env("WEBHOOK_CERT_SECRET", secret),
+            None => command.env_remove("WEBHOOK_CERT_SECRET"),
+        };
+        command.env_remove("WEBHOOK_CERT_DIR");
         if let Some(namespace) = &launch.watch_namespace {
             command.arg(format!("--watch-namespace={namespace}"));
         }

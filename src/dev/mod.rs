@@ -41,6 +41,9 @@ use watcher::Watcher;
 
 /// How often the session looks at its processes, logs and sources.
 const TICK: Duration = Duration::from_millis(200);
+/// How long the samples wait for a manager that does not get ready (a role that lacks what it
+/// needs to start, say): they are applied anyway, so that its refusals show.
+const SAMPLES_PATIENCE: Duration = Duration::from_secs(15);
 /// How long the sources must stay unchanged before a rebuild: an editor's save of several
 /// files, or a `git checkout`, is then one rebuild.
 const SETTLE: Duration = Duration::from_millis(300);
@@ -119,7 +122,8 @@ pub fn run(
     );
 
     generate_manifests(root, shell, interrupt)?;
-    install::install(&admin, root)?;
+    let [webhook_port] = control_plane::free_ports();
+    install::install(&admin, root, webhook_port)?;
     shell.status(
         "Installed",
         &format!(
@@ -127,6 +131,13 @@ pub fn run(
             identity.namespace, identity.service_account
         ),
     );
+    let webhooks = install::has_webhooks(root);
+    if webhooks {
+        shell.status(
+            "Installed",
+            &format!("config/dev: the webhooks call https://127.0.0.1:{webhook_port}/"),
+        );
+    }
     let token = install::token(&admin, &identity.service_account, &identity.namespace)?;
     let launch = Launch {
         kubeconfig: cluster_dir.join("manager.kubeconfig"),
@@ -134,6 +145,8 @@ pub fn run(
         log: dir.join("manager.log"),
         namespace: identity.namespace.clone(),
         watch_namespace: project.namespaced().then(|| identity.namespace.clone()),
+        webhook_port,
+        webhook_cert_secret: webhooks.then(|| project.project_name.deployed_name("webhook-cert")),
     };
     cluster.kubeconfig_with_token(&launch.kubeconfig, &token)?;
     std::fs::write(&launch.log, "")?;
@@ -148,6 +161,7 @@ pub fn run(
         manager_started: None,
         build: None,
         samples_applied: false,
+        installed: true,
         manager_log: Tail::from_end(&dir.join("manager.log")),
         audit_log: Tail::from_end(&audit.log),
         refusals: Refusals::default(),
@@ -178,6 +192,7 @@ pub fn run(
         if pending.is_some_and(|since| since.elapsed() >= SETTLE) {
             pending = None;
             session.changed_at = Some(Instant::now());
+            session.installed = false;
             if let Err(err) = session.start_build(shell) {
                 break Err(err);
             }
@@ -206,6 +221,9 @@ struct Session<'a> {
     manager_started: Option<Instant>,
     build: Option<Build>,
     samples_applied: bool,
+    /// The manifests on the API server are those of the sources the running build is of:
+    /// true from the install at the start until the first build is run.
+    installed: bool,
     manager_log: Tail,
     audit_log: Tail,
     refusals: Refusals,
@@ -272,6 +290,15 @@ impl Session<'_> {
                 self.manager = None;
                 self.manager_started = None;
             } else if let Some(since) = self.manager_started
+                && !manager.ready()
+                && since.elapsed() > SAMPLES_PATIENCE
+                && !self.samples_applied
+            {
+                shell.warn(&format!(
+                    "the manager is not ready after {SAMPLES_PATIENCE:?}; applying the samples anyway"
+                ));
+                self.apply_samples(admin, shell)?;
+            } else if let Some(since) = self.manager_started
                 && manager.ready()
             {
                 self.manager_started = None;
@@ -302,14 +329,13 @@ impl Session<'_> {
         shell: &mut Shell,
         interrupt: &Interrupt,
     ) -> anyhow::Result<()> {
-        let first = self.manager.is_none() && !self.samples_applied;
-        if !first {
+        if !std::mem::take(&mut self.installed) {
             if let Err(err) = generate_manifests(self.root, shell, interrupt) {
                 interrupt.check()?;
                 shell.warn(&format!("{err:#}; the running manager is kept"));
                 return Ok(());
             }
-            if let Err(err) = install::install(admin, self.root) {
+            if let Err(err) = install::install(admin, self.root, self.launch.webhook_port) {
                 shell.warn(&format!("{err:#}; the running manager is kept"));
                 return Ok(());
             }

@@ -29,22 +29,16 @@ pub fn has_webhooks(root: &Path) -> bool {
 /// Renders `config/default` and applies it (less [`LEFT_OUT`]), then, for a project with
 /// webhooks, `config/dev` calling `127.0.0.1:webhook_port`; waits for the CRDs.
 pub fn install(admin: &Kubectl, root: &Path, webhook_port: u16) -> anyhow::Result<()> {
-    let rendered = render(admin, root, "config/default")?;
-    let webhooks = has_webhooks(root);
-    let mut left_out = LEFT_OUT.to_vec();
-    if webhooks {
-        // config/dev has them, with their webhooks at this machine's URL.
-        left_out.push("CustomResourceDefinition");
-    }
-    admin
-        .apply(&without_kinds(&rendered, &left_out))
-        .context("the API server refused config/default")?;
-    if webhooks {
-        let url = format!("https://127.0.0.1:{webhook_port}/");
-        let dev = render(admin, root, "config/dev")?.replace(DEV_WEBHOOK_URL, &url);
+    let default = render(admin, root, "config/default")?;
+    let dev = if has_webhooks(root) {
+        Some(render(admin, root, "config/dev")?)
+    } else {
+        None
+    };
+    for (dir, manifest) in manifests(&default, dev.as_deref(), webhook_port) {
         admin
-            .apply(&dev)
-            .context("the API server refused config/dev")?;
+            .apply(&manifest)
+            .with_context(|| format!("the API server refused {dir}"))?;
     }
     admin
         .run(&[
@@ -56,6 +50,21 @@ pub fn install(admin: &Kubectl, root: &Path, webhook_port: u16) -> anyhow::Resul
         ])
         .context("the CRDs were not established")?;
     Ok(())
+}
+
+/// What to apply, in order, from the rendered `config/default` and `config/dev`.
+fn manifests(default: &str, dev: Option<&str>, webhook_port: u16) -> Vec<(&'static str, String)> {
+    let mut left_out = LEFT_OUT.to_vec();
+    let Some(dev) = dev else {
+        return vec![("config/default", without_kinds(default, &left_out))];
+    };
+    // config/dev has the CRDs too, their conversion webhooks at this machine's URL.
+    left_out.push("CustomResourceDefinition");
+    let url = format!("https://127.0.0.1:{webhook_port}/");
+    vec![
+        ("config/default", without_kinds(default, &left_out)),
+        ("config/dev", dev.replace(DEV_WEBHOOK_URL, &url)),
+    ]
 }
 
 fn render(admin: &Kubectl, root: &Path, dir: &str) -> anyhow::Result<String> {
@@ -114,5 +123,26 @@ mod tests {
         assert!(kept.contains("kind: Namespace"), "{kept}");
         assert!(kept.contains("kind: ServiceAccount"), "{kept}");
         assert!(!kept.contains("Deployment"), "{kept}");
+    }
+
+    #[test]
+    fn with_webhooks_the_crds_and_configurations_come_from_config_dev_calling_this_machine() {
+        let default = "kind: CustomResourceDefinition\n---\nkind: ServiceAccount\n---\nkind: ValidatingWebhookConfiguration\n";
+        let dev = "kind: CustomResourceDefinition\n---\nkind: ValidatingWebhookConfiguration\nwebhooks:\n- clientConfig:\n    url: https://host.docker.internal:9443/validate-db\n";
+        let plain = manifests(default, None, 4443);
+        assert_eq!(plain.len(), 1);
+        assert!(plain[0].1.contains("CustomResourceDefinition"));
+        assert!(!plain[0].1.contains("WebhookConfiguration"));
+
+        let with_webhooks = manifests(default, Some(dev), 4443);
+        let [(first, default), (second, dev)] = &with_webhooks[..] else {
+            panic!("{with_webhooks:?}");
+        };
+        assert_eq!((*first, *second), ("config/default", "config/dev"));
+        assert_eq!(default, "kind: ServiceAccount");
+        assert!(
+            dev.contains("url: https://127.0.0.1:4443/validate-db"),
+            "{dev}"
+        );
     }
 }

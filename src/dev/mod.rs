@@ -14,6 +14,7 @@ mod install;
 pub mod kubectl;
 mod manager;
 mod refusals;
+mod session;
 mod tail;
 mod watcher;
 
@@ -32,18 +33,13 @@ use crate::{
     shell::Shell,
 };
 use assets::Assets;
-use build::{Build, Built};
 use control_plane::{Audit, ControlPlane};
-use manager::{Launch, Manager};
-use refusals::Refusals;
-use tail::Tail;
+use manager::Launch;
+use session::Session;
 use watcher::Watcher;
 
 /// How often the session looks at its processes, logs and sources.
 const TICK: Duration = Duration::from_millis(200);
-/// How long the samples wait for a manager that does not get ready (a role that lacks what it
-/// needs to start, say): they are applied anyway, so that its refusals show.
-const SAMPLES_PATIENCE: Duration = Duration::from_secs(15);
 /// How long the sources must stay unchanged before a rebuild: an editor's save of several
 /// files, or a `git checkout`, is then one rebuild.
 const SETTLE: Duration = Duration::from_millis(300);
@@ -61,7 +57,7 @@ pub fn session_dir(root: &Path) -> PathBuf {
 }
 
 /// The names the project's install gives the manager's identity.
-struct Identity {
+pub struct Identity {
     namespace: String,
     service_account: String,
 }
@@ -74,7 +70,7 @@ impl Identity {
         }
     }
 
-    fn user(&self) -> String {
+    pub fn user(&self) -> String {
         format!(
             "system:serviceaccount:{}:{}",
             self.namespace, self.service_account
@@ -151,23 +147,7 @@ pub fn run(
     cluster.kubeconfig_with_token(&launch.kubeconfig, &token)?;
     std::fs::write(&launch.log, "")?;
 
-    let mut session = Session {
-        root,
-        project,
-        options,
-        identity,
-        launch,
-        manager: None,
-        manager_started: None,
-        build: None,
-        samples_applied: false,
-        installed: true,
-        manager_log: Tail::from_end(&dir.join("manager.log")),
-        audit_log: Tail::from_end(&audit.log),
-        refusals: Refusals::default(),
-        build_log: dir.join("build.log"),
-        changed_at: None,
-    };
+    let mut session = Session::new(root, project, options, identity, launch, &dir, &audit.log);
     session.start_build(shell)?;
     let mut watcher = Watcher::new(root);
     shell.status(
@@ -191,8 +171,7 @@ pub fn run(
         }
         if pending.is_some_and(|since| since.elapsed() >= SETTLE) {
             pending = None;
-            session.changed_at = Some(Instant::now());
-            session.installed = false;
+            session.sources_changed();
             if let Err(err) = session.start_build(shell) {
                 break Err(err);
             }
@@ -207,185 +186,6 @@ pub fn run(
     cluster.stop();
     shell.status("Stopped", "everything `opgen dev` started");
     result
-}
-
-/// What changes while the session runs.
-struct Session<'a> {
-    root: &'a Path,
-    project: &'a Project,
-    options: &'a Options,
-    identity: Identity,
-    launch: Launch,
-    manager: Option<Manager>,
-    /// When the running manager was started, until it is ready.
-    manager_started: Option<Instant>,
-    build: Option<Build>,
-    samples_applied: bool,
-    /// The manifests on the API server are those of the sources the running build is of:
-    /// true from the install at the start until the first build is run.
-    installed: bool,
-    manager_log: Tail,
-    audit_log: Tail,
-    refusals: Refusals,
-    build_log: PathBuf,
-    /// When the sources last changed, until the manager built from them is ready.
-    changed_at: Option<Instant>,
-}
-
-impl Session<'_> {
-    /// Starts a build of the manager, stopping one still running for older sources.
-    fn start_build(&mut self, shell: &mut Shell) -> anyhow::Result<()> {
-        if let Some(mut build) = self.build.take() {
-            build.cancel();
-        }
-        shell.status("Building", "the manager (cargo build)");
-        let package = self.project.project_name.as_str();
-        self.build = Some(Build::start(self.root, package, &self.build_log)?);
-        Ok(())
-    }
-
-    /// One look at the build, the manager and the logs.
-    fn tick(
-        &mut self,
-        admin: &kubectl::Kubectl,
-        shell: &mut Shell,
-        interrupt: &Interrupt,
-    ) -> anyhow::Result<()> {
-        if let Some(built) = self.build.as_mut().and_then(Build::finished) {
-            let build = self.build.take().expect("a build finished");
-            match built {
-                Built::Failed(messages) => {
-                    shell.print(&messages);
-                    let keeps = if self.manager.is_some() {
-                        "the running manager is kept"
-                    } else {
-                        "no manager runs"
-                    };
-                    shell.warn(&format!(
-                        "the build failed (above); {keeps}: fix the error and save to try again"
-                    ));
-                    self.changed_at = None;
-                }
-                Built::Binary(binary) => {
-                    shell.status(
-                        "Built",
-                        &format!("the manager in {:.1}s", build.elapsed().as_secs_f64()),
-                    );
-                    self.restart(&binary, admin, shell, interrupt)?;
-                }
-            }
-        }
-        for line in self.manager_log.new_lines() {
-            shell.print(&format!("[manager] {line}\n"));
-        }
-        let user = self.identity.user();
-        for refusal in self.refusals.new_in(&self.audit_log.new_lines(), &user) {
-            shell.warn(&refusal.report(self.project));
-        }
-        if let Some(manager) = &mut self.manager {
-            if let Some(status) = manager.exited() {
-                shell.warn(&format!(
-                    "the manager exited ({status}); its log is above: fix the cause and save to restart it"
-                ));
-                self.manager = None;
-                self.manager_started = None;
-            } else if let Some(since) = self.manager_started
-                && !manager.ready()
-                && since.elapsed() > SAMPLES_PATIENCE
-                && !self.samples_applied
-            {
-                shell.warn(&format!(
-                    "the manager is not ready after {SAMPLES_PATIENCE:?}; applying the samples anyway"
-                ));
-                self.apply_samples(admin, shell)?;
-            } else if let Some(since) = self.manager_started
-                && manager.ready()
-            {
-                self.manager_started = None;
-                let after_change = self
-                    .changed_at
-                    .take()
-                    .map(|at| format!(", {:.1}s after the change", at.elapsed().as_secs_f64()))
-                    .unwrap_or_default();
-                shell.status(
-                    "Ready",
-                    &format!(
-                        "the manager answers /readyz ({:.1}s after its start{after_change})",
-                        since.elapsed().as_secs_f64()
-                    ),
-                );
-                self.apply_samples(admin, shell)?;
-            }
-        }
-        Ok(())
-    }
-
-    /// Regenerates and re-applies the manifests, then replaces the running manager with
-    /// `binary`. A failed `generate manifests` keeps the old manager.
-    fn restart(
-        &mut self,
-        binary: &Path,
-        admin: &kubectl::Kubectl,
-        shell: &mut Shell,
-        interrupt: &Interrupt,
-    ) -> anyhow::Result<()> {
-        if !std::mem::take(&mut self.installed) {
-            if let Err(err) = generate_manifests(self.root, shell, interrupt) {
-                interrupt.check()?;
-                shell.warn(&format!("{err:#}; the running manager is kept"));
-                return Ok(());
-            }
-            if let Err(err) = install::install(admin, self.root, self.launch.webhook_port) {
-                shell.warn(&format!("{err:#}; the running manager is kept"));
-                return Ok(());
-            }
-            shell.status("Applied", "the CRDs and RBAC of config/default");
-            self.refusals.forget();
-        }
-        if let Some(mut old) = self.manager.take() {
-            old.stop();
-        }
-        let manager = Manager::start(&self.launch, binary)?;
-        shell.status(
-            "Running",
-            &format!(
-                "the manager as {} (pid {}, log {})",
-                self.identity.user(),
-                manager.id(),
-                self.launch.log.display()
-            ),
-        );
-        self.manager = Some(manager);
-        self.manager_started = Some(Instant::now());
-        Ok(())
-    }
-
-    fn apply_samples(&mut self, admin: &kubectl::Kubectl, shell: &mut Shell) -> anyhow::Result<()> {
-        if self.samples_applied || !self.options.samples {
-            return Ok(());
-        }
-        self.samples_applied = true;
-        let namespace = if self.project.namespaced() {
-            self.identity.namespace.clone()
-        } else {
-            "default".to_owned()
-        };
-        install::apply_samples(admin, self.root, &namespace)?;
-        shell.status(
-            "Applied",
-            &format!("config/samples in namespace {namespace}"),
-        );
-        Ok(())
-    }
-
-    fn stop(&mut self) {
-        if let Some(mut build) = self.build.take() {
-            build.cancel();
-        }
-        if let Some(mut manager) = self.manager.take() {
-            manager.stop();
-        }
-    }
 }
 
 /// `opgen generate manifests` in `root`, as its own process: it locks the project, builds

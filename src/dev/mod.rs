@@ -13,6 +13,7 @@ mod http;
 mod install;
 pub mod kubectl;
 mod manager;
+mod pid_file;
 mod refusals;
 mod session;
 mod tail;
@@ -87,6 +88,7 @@ pub fn run(
     interrupt: &Interrupt,
 ) -> anyhow::Result<()> {
     let dir = session_dir(root);
+    let _claim = pid_file::PidFile::claim(&dir)?;
     let cluster_dir = dir.join("cluster");
     if cluster_dir.exists() {
         std::fs::remove_dir_all(&cluster_dir)

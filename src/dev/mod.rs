@@ -104,10 +104,12 @@ pub fn run(
     refusals::write_audit_policy(&audit.policy, &identity.user())?;
 
     let started = Instant::now();
-    shell.status(
-        "Starting",
-        "etcd, kube-apiserver and kube-controller-manager",
-    );
+    let processes = if options.assets.has_controller_manager() {
+        "etcd, kube-apiserver and kube-controller-manager"
+    } else {
+        "etcd and kube-apiserver"
+    };
+    shell.status("Starting", processes);
     let mut cluster = ControlPlane::start(&options.assets, &cluster_dir, &audit, interrupt)?;
     let admin = cluster.admin();
     shell.status(

@@ -7,12 +7,14 @@ use std::{
     time::{Duration, Instant},
 };
 
-use super::child::Child;
+use super::{child::Child, tail::Tail};
 
 pub struct Build {
     child: Child,
     package: String,
     started: Instant,
+    /// cargo's messages as they come, for progress on a terminal.
+    messages: Tail,
 }
 
 /// How a build ended.
@@ -37,11 +39,21 @@ impl Build {
             child: Child::start("cargo build", command, log)?,
             package: package.to_owned(),
             started: Instant::now(),
+            messages: Tail::from_end(log),
         })
     }
 
     pub fn elapsed(&self) -> Duration {
         self.started.elapsed()
+    }
+
+    /// cargo's progress since the last call: (`Compiling`, `kube-core v5.0.0`) and the like.
+    pub fn progress(&mut self) -> Vec<(String, String)> {
+        self.messages
+            .new_lines()
+            .iter()
+            .filter_map(|line| progress(line))
+            .collect()
     }
 
     /// How it ended, once it has.
@@ -71,6 +83,17 @@ impl Build {
     }
 }
 
+/// A status line of cargo's (`   Compiling kube-core v5.0.0`) as its verb and the rest; not a
+/// JSON message, a compiler's message or cargo's progress bar.
+fn progress(line: &str) -> Option<(String, String)> {
+    let (verb, rest) = line.trim_start().split_once(' ')?;
+    let is_status = line.starts_with(' ')
+        && !verb.is_empty()
+        && verb.chars().next().is_some_and(|c| c.is_ascii_uppercase())
+        && verb.chars().skip(1).all(|c| c.is_ascii_lowercase());
+    is_status.then(|| (verb.to_owned(), rest.trim().to_owned()))
+}
+
 /// The executable of the `bin` target `name` in cargo's JSON messages.
 fn executable(messages: &str, name: &str) -> Option<PathBuf> {
     messages
@@ -97,5 +120,20 @@ mod tests {
             Some(PathBuf::from("/p/target/debug/demo"))
         );
         assert_eq!(executable(messages, "other"), None);
+    }
+
+    #[test]
+    fn cargo_status_lines_are_progress_and_the_rest_is_not() {
+        assert_eq!(
+            progress("   Compiling kube-core v5.0.0"),
+            Some(("Compiling".to_owned(), "kube-core v5.0.0".to_owned()))
+        );
+        assert_eq!(
+            progress("    Finished `dev` profile in 3s").map(|(verb, _)| verb),
+            Some("Finished".to_owned())
+        );
+        assert_eq!(progress(r#"{"reason":"build-finished"}"#), None);
+        assert_eq!(progress("error[E0308]: mismatched types"), None);
+        assert_eq!(progress("  --> src/main.rs:3:5"), None);
     }
 }

@@ -97,6 +97,14 @@ impl<'a> Session<'a> {
         shell: &mut Shell,
         interrupt: &Interrupt,
     ) -> anyhow::Result<()> {
+        // On a terminal, cargo's progress; elsewhere its outcome alone, one line.
+        if shell.shows_progress()
+            && let Some(build) = &mut self.build
+        {
+            for (verb, rest) in build.progress() {
+                shell.status(&verb, &rest);
+            }
+        }
         if let Some(built) = self.build.as_mut().and_then(Build::finished) {
             let build = self.build.take().expect("a build finished");
             match built {

@@ -69,6 +69,8 @@ pub enum Action {
     Unchanged,
     /// A user's file left as it is (see [`OnConflict::Keep`]).
     Keep,
+    /// A generated file of an older release that this one replaces, removed (`update`).
+    Delete,
 }
 
 #[derive(Debug, Clone)]
@@ -82,7 +84,10 @@ pub struct FileChange {
 
 impl FileChange {
     pub fn writes(&self) -> bool {
-        matches!(self.action, Action::Create | Action::Update)
+        matches!(
+            self.action,
+            Action::Create | Action::Update | Action::Delete
+        )
     }
 }
 
@@ -150,6 +155,26 @@ impl Plan {
             root: root.to_path_buf(),
             changes,
         })
+    }
+
+    /// Adds the removal of `path`, which holds `old`, to the plan, before `PROJECT` (which
+    /// stays the last file written).
+    pub fn delete(&mut self, path: String, old: String) {
+        self.changes.retain(|change| change.path != path);
+        let at = self
+            .changes
+            .iter()
+            .position(|change| change.path == crate::project::FILE_NAME)
+            .unwrap_or(self.changes.len());
+        self.changes.insert(
+            at,
+            FileChange {
+                path,
+                action: Action::Delete,
+                old: Some(old),
+                new: String::new(),
+            },
+        );
     }
 
     pub fn is_noop(&self) -> bool {

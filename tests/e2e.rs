@@ -11,6 +11,9 @@
 //! scenario also runs the project's own integration tests (`make test-integration`), without
 //! the binaries and with them: see `integration_tests`.
 //!
+//! Another scenario makes a project with the previous release, built from this repository's
+//! history, and updates it: see `previous_release`.
+//!
 //! All generated projects share one Cargo target directory (`target/e2e`), so the operator's
 //! dependencies are compiled once per Kubernetes version feature, not once per scenario.
 
@@ -23,6 +26,8 @@ mod integration_tests;
 mod manifests;
 #[path = "e2e/on_cluster.rs"]
 mod on_cluster;
+#[path = "e2e/previous_release.rs"]
+mod previous_release;
 #[path = "e2e/webhooks.rs"]
 mod webhooks;
 
@@ -458,6 +463,11 @@ fn scenario(name: &str, init_args: &str, manager_role: &str, extras: Extras) {
         );
     }
     eprintln!("[e2e {name}] scenario took {:.0?}", started.elapsed());
+}
+
+#[test]
+fn a_project_of_the_previous_release_updated() {
+    previous_release::update_from_the_previous_release();
 }
 
 #[test]

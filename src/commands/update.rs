@@ -14,7 +14,7 @@ use crate::{
     cli::UpdateArgs,
     interrupt::Interrupt,
     model::OpgenVersion,
-    plan::{Action, FileChange, GENERATED_MARKER, OnConflict, Plan},
+    plan::{Action, FileChange, GENERATED_MARKER, OnConflict, Owner, Plan, PlannedFile},
     project::Project,
     scaffold,
     shell::Shell,
@@ -68,11 +68,15 @@ fn plan_update(root: &Path, project: &Project, interrupt: &Interrupt) -> anyhow:
     let mut updated = project.clone();
     updated.opgen_version = OpgenVersion::running();
 
-    let generated = Plan::new(
-        root,
-        scaffold::generated_files(&updated, root, interrupt)?,
-        OnConflict::Keep,
-    )?;
+    // Refused before anything else is planned: a taken-over file of the retired machinery
+    // stops the update.
+    let retired = scaffold::retired_runtime::present(root)?;
+    let mut files = scaffold::generated_files(&updated, root, interrupt)?;
+    files.push(runtime_dependency(root)?);
+    let mut generated = Plan::new(root, files, OnConflict::Keep)?;
+    for (path, text) in retired {
+        generated.delete(path, text);
+    }
     let (today, formatted) = scaffold::scaffolded_files(&updated, root, interrupt)?;
     let scaffolded = Plan::new(root, today, OnConflict::Keep)?
         .changes
@@ -86,6 +90,13 @@ fn plan_update(root: &Path, project: &Project, interrupt: &Interrupt) -> anyhow:
         formatted,
         leftovers,
     })
+}
+
+/// The project's `Cargo.toml` depending on this release's opgen-runtime.
+fn runtime_dependency(root: &Path) -> anyhow::Result<PlannedFile> {
+    let manifest = crate::files::read_to_string(&root.join("Cargo.toml"))?;
+    let amended = scaffold::runtime_dependency::with_runtime_dependency(&manifest)?;
+    Ok(PlannedFile::new("Cargo.toml", amended, Owner::Amended))
 }
 
 /// The files under `root` whose first line is opgen's generated header but that `generated`
@@ -282,6 +293,41 @@ mod tests {
             record.new
         );
         assert!(update.scaffolded.is_empty(), "{:?}", update.scaffolded);
+    }
+
+    #[test]
+    fn removes_the_runtime_of_the_previous_release_and_adds_the_dependency() {
+        let (dir, project) = older_project();
+        let header = format!("// {GENERATED_MARKER}\n");
+        write(dir.path(), "src/runtime/mod.rs", &header);
+        write(dir.path(), "tests/integration/envtest.rs", &header);
+        let manifest = fs::read_to_string(dir.path().join("Cargo.toml")).unwrap();
+        let previous: String = manifest
+            .lines()
+            .filter(|line| !line.contains("opgen-runtime") && !line.starts_with("exclude"))
+            .map(|line| format!("{line}\n"))
+            .collect();
+        write(dir.path(), "Cargo.toml", &previous);
+
+        let update = plan_update(dir.path(), &project, &Interrupt::never()).unwrap();
+        assert_eq!(
+            action(&update.generated, "src/runtime/mod.rs"),
+            Action::Delete
+        );
+        assert_eq!(
+            action(&update.generated, "tests/integration/envtest.rs"),
+            Action::Delete
+        );
+        assert_eq!(action(&update.generated, "Cargo.toml"), Action::Update);
+        assert_eq!(
+            action(&update.generated, "vendor/opgen-runtime/src/lib.rs"),
+            Action::Unchanged
+        );
+        assert!(update.leftovers.is_empty(), "{:?}", update.leftovers);
+
+        write(dir.path(), "src/runtime/status.rs", "// mine\n");
+        let err = plan_update(dir.path(), &project, &Interrupt::never()).unwrap_err();
+        assert!(err.to_string().contains("src/runtime/status.rs"), "{err}");
     }
 
     #[test]

@@ -7,9 +7,12 @@ mod crd_types;
 mod external_types;
 mod foreign_values;
 mod kustomization;
+pub mod retired_runtime;
+pub mod runtime_dependency;
 mod rust;
 mod rust_order;
 pub mod values;
+pub mod vendored_runtime;
 pub mod webhook_values;
 
 use std::path::Path;
@@ -140,6 +143,7 @@ fn render_generated(
         }
     }
     files.extend(external_types::files(project, stored)?);
+    files.extend(vendored_runtime::files());
     files.extend(render_webhook_machinery(&values)?);
     Ok(files)
 }
@@ -150,23 +154,11 @@ fn render_webhook_machinery(values: &ProjectValues) -> anyhow::Result<Vec<Planne
     if !values.webhooks.any {
         return Ok(Vec::new());
     }
-    let mut files = vec![
-        PlannedFile::new(
-            "src/runtime/webhook.rs",
-            templates.render("webhook/runtime.rs", values)?,
-            Owner::Generated,
-        ),
-        PlannedFile::new(
-            "src/runtime/webhook_certs.rs",
-            templates.render("webhook/certs.rs", values)?,
-            Owner::Generated,
-        ),
-        PlannedFile::new(
-            "src/webhooks/mod.rs",
-            templates.render("webhook/mod.rs", values)?,
-            Owner::Generated,
-        ),
-    ];
+    let mut files = vec![PlannedFile::new(
+        "src/webhooks/mod.rs",
+        templates.render("webhook/mod.rs", values)?,
+        Owner::Generated,
+    )];
     if !values.webhooks.conversions.is_empty() {
         files.push(PlannedFile::new(
             "config/crd/kustomizeconfig.yaml",

@@ -22,6 +22,9 @@ pub struct ProjectValues {
     pub api_crate: String,
     /// `demo_operator_api`
     pub api_crate_ident: String,
+    /// The version of `opgen-runtime` the project depends on, and where its copy is.
+    pub runtime_version: &'static str,
+    pub runtime_dir: &'static str,
     pub domain: String,
     /// The operator watches only its own namespace.
     pub namespaced: bool,
@@ -208,6 +211,8 @@ impl ProjectValues {
             api_crate: name.api_crate(),
             crate_ident: name.crate_ident(),
             api_crate_ident: name.api_crate_ident(),
+            runtime_version: super::vendored_runtime::VERSION,
+            runtime_dir: super::vendored_runtime::DIR,
             domain: project.domain.to_string(),
             namespaced: project.namespaced(),
             scope: match project.operator_scope {

@@ -196,7 +196,7 @@ impl<P: Project> TestEnv<P> {
     }
 
     /// Calls `check` until it returns `Ok`, and returns that value. Panics with `what` and
-    /// what `check` last returned if that takes longer than [`WAIT_TIMEOUT`], and at once,
+    /// what `check` last returned if that takes longer than 30 s, and at once,
     /// with their error, if the controllers stop.
     pub async fn wait_for<T>(
         &mut self,

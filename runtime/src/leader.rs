@@ -112,7 +112,7 @@ fn holder_identity() -> Option<String> {
 }
 
 /// A client for the elector alone: short timeouts and no retries, so a renewal fails while
-/// the lease is still ours (see [`API_TIMEOUT`]). The controllers' client keeps kube's defaults,
+/// the lease is still ours (see `API_TIMEOUT`). The controllers' client keeps kube's defaults,
 /// which suit long watches.
 pub fn lease_client(config: &::kube::Config) -> ::anyhow::Result<Client> {
     let mut config = config.clone();

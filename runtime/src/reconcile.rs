@@ -29,7 +29,7 @@ pub const BACKOFF_INITIAL: Duration = Duration::from_secs(5);
 pub const BACKOFF_MAX: Duration = Duration::from_secs(300);
 
 /// What the controller of a kind implements: how to bring the cluster to the state an object
-/// asks for, and what to release when the object is deleted. [`run`] (or [`controller`]) does
+/// asks for, and what to release when the object is deleted. [`run`] (or [`controller()`]) does
 /// the rest.
 pub trait Reconcile: Send + Sync + 'static {
     /// The kind this controller reconciles.
@@ -76,7 +76,7 @@ pub fn controller<R: Reconcile>(ctx: Context, reconciler: R) -> Setup<R> {
 /// Adds a watch to a kind's controller.
 type AddWatch<K> = Box<dyn FnOnce(Controller<K>, &Context) -> Controller<K> + Send>;
 
-/// A kind's controller being set up: see [`controller`].
+/// A kind's controller being set up: see [`controller()`].
 pub struct Setup<R: Reconcile> {
     ctx: Context,
     reconciler: R,

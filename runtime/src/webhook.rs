@@ -480,7 +480,8 @@ impl Certificates {
         })
     }
 
-    /// A self-signed certificate for [`LOCAL_NAMES`], made once in `dir` and reused.
+    /// A self-signed certificate for `localhost`, `127.0.0.1` and `host.docker.internal`,
+    /// made once in `dir` and reused.
     pub fn local(dir: PathBuf) -> ::anyhow::Result<Arc<Self>> {
         let (cert, key) = (dir.join("tls.crt"), dir.join("tls.key"));
         if !cert.is_file() || !key.is_file() {

@@ -26,6 +26,13 @@ const FORBIDDEN: &[(&str, &str)] = &[
     ("manifests", "scaffold"),
     ("manifests", "commands"),
     ("bundle", "commands"),
+    // Only the commands read what the user typed; the layers below take model types.
+    ("bundle", "cli"),
+    ("project", "cli"),
+    ("scaffold", "cli"),
+    ("manifests", "cli"),
+    ("plan", "cli"),
+    ("apply", "cli"),
 ];
 
 /// Modules that reach nothing of the crate (the rules above hold them to it), so that every

@@ -7,7 +7,10 @@ use std::{path::Path, process::ExitCode};
 use anyhow::bail;
 
 use crate::{
-    bundle::{self, PackageName, base, kustomize::Renderer, options, previous::PreviousBundle},
+    bundle::{
+        self, PackageName, base, kustomize::Renderer, options, options::BundleRequest,
+        previous::PreviousBundle,
+    },
     cli::BundleArgs,
     interrupt::Interrupt,
     manifests::crds,
@@ -47,7 +50,7 @@ fn generate(
         );
     }
     let previous = PreviousBundle::read(root)?;
-    let (options, notes) = options::resolve(args, project, previous.as_ref())?;
+    let (options, notes) = options::resolve(&request(args)?, project, previous.as_ref())?;
     let base = base::read(root, &options.package)?;
     let kustomization = base::kustomization_path();
     if !root.join(&kustomization).is_file() {
@@ -95,6 +98,23 @@ fn generate(
     }
     super::write(&plan, args.dry_run, shell, interrupt)?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// The flags, each parsed into the bundle's types; the bundle layer fills in the rest.
+pub fn request(args: &BundleArgs) -> anyhow::Result<BundleRequest> {
+    let parse_all = |list: &Vec<String>| list.iter().map(|c| c.parse()).collect();
+    Ok(BundleRequest {
+        version: args.version.as_deref().map(str::parse).transpose()?,
+        package: args.package.as_deref().map(str::parse).transpose()?,
+        channels: args.channels.as_ref().map(parse_all).transpose()?,
+        default_channel: args
+            .default_channel
+            .as_deref()
+            .map(str::parse)
+            .transpose()?,
+        replaces: args.replaces.clone(),
+        image: args.image.as_deref().map(str::parse).transpose()?,
+    })
 }
 
 /// `--init-base`: scaffolds `config/manifests` for a project made before bundles, or for

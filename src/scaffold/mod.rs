@@ -7,6 +7,7 @@ mod crd_types;
 mod external_types;
 mod foreign_values;
 mod kustomization;
+mod operand_values;
 mod rust;
 mod rust_order;
 pub mod values;

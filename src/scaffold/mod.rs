@@ -485,10 +485,11 @@ fn render_resource(
         wanted.push((format!("{flavour}/sample.yaml"), resource.sample_file()));
     }
     if parts.controller {
-        wanted.push((
-            format!("{flavour}/controller.rs"),
-            resource.controller_file(),
-        ));
+        let controller = match &values.kind.operand {
+            Some(operand) => operand.controller_template.to_owned(),
+            None => "resource/controller.rs".to_owned(),
+        };
+        wanted.push((controller, resource.controller_file()));
         wanted.push((
             format!("{flavour}/integration_test.rs"),
             resource.integration_test_file(),

@@ -46,6 +46,72 @@ pub struct OperandValues {
     pub ephemeral_data_dir: Option<String>,
     /// Environment variables the sample object needs for the image to start.
     pub sample_env: Vec<SampleEnvValues>,
+    /// What the workload runs, in words: `a StatefulSet, behind a Service`.
+    pub runs_as: String,
+    /// `RUN_AS_USER` and `RUN_AS_GROUP` as Rust: `Some(999)` or `None`.
+    pub run_as_user_literal: String,
+    pub run_as_group_literal: String,
+    /// The types of `k8s_openapi::api::core::v1` the controller names.
+    pub core_types: Vec<&'static str>,
+    /// What the controller takes from `kube` and from `crate::runtime` beyond what every
+    /// controller of its workload does.
+    pub kube_uses: Vec<&'static str>,
+    pub runtime_uses: Vec<&'static str>,
+    /// The names of the tests whose subject depends on the flags.
+    pub tests: TestNames,
+    /// The template of the workload's controller.
+    #[serde(skip)]
+    pub controller_template: &'static str,
+}
+
+/// Names of the scaffolded tests that say what the flags chose.
+#[derive(Debug, Serialize, PartialEq, Eq)]
+pub struct TestNames {
+    /// A Deployment's container test: the command it runs, or the image's entrypoint.
+    pub container: &'static str,
+    /// A Deployment's first-reconcile test: what it applies.
+    pub new_object: &'static str,
+    /// The integration test.
+    pub integration: &'static str,
+}
+
+/// What a workload's controller is made of, beyond the values every workload shares. A new
+/// workload is a template and an arm of [`WorkloadController::of`].
+struct WorkloadController {
+    template: &'static str,
+    /// The types of `k8s_openapi::api::core::v1` it names without a Service.
+    core_types: &'static [&'static str],
+    /// What its Service, when it has one, takes from `kube`.
+    service_kube_uses: &'static [&'static str],
+}
+
+impl WorkloadController {
+    fn of(workload: Workload) -> Self {
+        match workload {
+            Workload::Deployment => Self {
+                template: "resource/operand/controller/deployment.rs",
+                core_types: &["Container"],
+                service_kube_uses: &[],
+            },
+            Workload::StatefulSet => Self {
+                template: "resource/operand/controller/statefulset.rs",
+                core_types: &[
+                    "Container",
+                    "PersistentVolumeClaim",
+                    "PersistentVolumeClaimSpec",
+                    "VolumeMount",
+                    "VolumeResourceRequirements",
+                ],
+                // The Service governs the StatefulSet by the name of its object.
+                service_kube_uses: &["ResourceExt as _"],
+            },
+        }
+    }
+}
+
+/// `value` as a Rust `Option<i64>`.
+fn option_literal(value: Option<i64>) -> String {
+    value.map_or_else(|| "None".to_owned(), |value| format!("Some({value})"))
 }
 
 /// A volume of the pods and where it is mounted.
@@ -90,6 +156,33 @@ impl OperandValues {
             .collect();
         let run_as = operand.run_as();
         let name_max = operand.workload.max_name_len();
+        let controller = WorkloadController::of(operand.workload);
+        let service = operand.port.is_some();
+        let mut core_types = controller.core_types.to_vec();
+        let (mut kube_uses, mut runtime_uses) = (Vec::new(), Vec::new());
+        if service {
+            core_types.push("Service");
+            kube_uses.extend(controller.service_kube_uses);
+            runtime_uses.push("serving");
+        }
+        let runs_as = match service {
+            true => format!("a {}, behind a Service", operand.workload.kind()),
+            false => format!("a {}", operand.workload.kind()),
+        };
+        let tests = TestNames {
+            container: match operand.command.is_empty() {
+                true => "the_container_runs_the_spec_with_the_image_entrypoint",
+                false => "the_container_runs_the_spec_with_the_command",
+            },
+            new_object: match service {
+                true => "a_new_object_gets_a_service_and_a_deployment_then_a_status",
+                false => "a_new_object_gets_a_deployment_then_a_status",
+            },
+            integration: match service {
+                true => "runs_behind_a_service_and_scales",
+                false => "runs_and_scales",
+            },
+        };
         Self {
             image: operand.image.to_string(),
             workload: operand.workload.kind(),
@@ -115,6 +208,14 @@ impl OperandValues {
                 .iter()
                 .map(SampleEnvValues::new)
                 .collect(),
+            runs_as,
+            run_as_user_literal: option_literal(run_as.map(|r| r.user.get())),
+            run_as_group_literal: option_literal(run_as.map(|r| r.group.get())),
+            core_types,
+            kube_uses,
+            runtime_uses,
+            tests,
+            controller_template: controller.template,
         }
     }
 }
@@ -227,5 +328,61 @@ mod tests {
             (values.run_as_user, values.run_as_group),
             (Some(1000), Some(1000))
         );
+    }
+
+    #[test]
+    fn every_workload_has_its_own_controller_template() {
+        use clap::ValueEnum as _;
+        let mut seen = Vec::new();
+        for workload in Workload::value_variants() {
+            let template = WorkloadController::of(*workload).template;
+            assert!(
+                crate::templates::builtin_source(template).is_some(),
+                "{template}"
+            );
+            assert!(!seen.contains(&template), "{template} serves two workloads");
+            seen.push(template);
+        }
+    }
+
+    #[test]
+    fn a_service_adds_its_imports_and_names_its_tests() {
+        let mut operand = Operand {
+            image: "mysql:8.0".parse().unwrap(),
+            workload: Workload::StatefulSet,
+            port: Some(3306),
+            run_as_user: None,
+            command: vec!["mysqld".into()],
+        };
+        let values = OperandValues::new(&operand);
+        assert_eq!(values.runs_as, "a StatefulSet, behind a Service");
+        assert!(values.core_types.contains(&"Service"));
+        assert_eq!(values.kube_uses, ["ResourceExt as _"]);
+        assert_eq!(values.runtime_uses, ["serving"]);
+        assert_eq!(values.tests.integration, "runs_behind_a_service_and_scales");
+        assert_eq!(
+            (
+                values.run_as_user_literal.as_str(),
+                values.run_as_group_literal.as_str()
+            ),
+            ("Some(999)", "Some(999)")
+        );
+
+        operand.workload = Workload::Deployment;
+        operand.port = None;
+        operand.image = "ghcr.io/org/app:v1".parse().unwrap();
+        let values = OperandValues::new(&operand);
+        assert_eq!(values.runs_as, "a Deployment");
+        assert_eq!(values.core_types, ["Container"]);
+        assert!(values.kube_uses.is_empty() && values.runtime_uses.is_empty());
+        assert_eq!(
+            values.tests,
+            TestNames {
+                container: "the_container_runs_the_spec_with_the_command",
+                new_object: "a_new_object_gets_a_deployment_then_a_status",
+                integration: "runs_and_scales",
+            }
+        );
+        assert_eq!(values.run_as_user_literal, "None");
     }
 }

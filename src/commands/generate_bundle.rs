@@ -13,7 +13,6 @@ use crate::{
     },
     cli::BundleArgs,
     interrupt::Interrupt,
-    manifests::crds,
     plan::{OnConflict, Plan},
     project::Project,
     shell::Shell,
@@ -52,34 +51,10 @@ fn generate(
     let previous = PreviousBundle::read(root)?;
     let (options, notes) = options::resolve(&request(args)?, project, previous.as_ref())?;
     let base = base::read(root, &options.package)?;
-    let kustomization = base::kustomization_path();
-    if !root.join(&kustomization).is_file() {
-        bail!(
-            "{kustomization} is missing: it lists what goes into the bundle (../default and ../samples)\n\nScaffold it with `opgen generate bundle --init-base --package {}` (your CSV base is kept)",
-            options.package
-        );
-    }
-    if !root.join(crds::BASES_DIR).is_dir() {
-        bail!(
-            "{} is missing: the bundle packs the CRDs `generate manifests` writes there\n\nRun `make manifests` (or `opgen generate manifests`) first, then generate the bundle",
-            crds::BASES_DIR
-        );
-    }
+    base::check_inputs(root, &options.package)?;
     let stream = renderer.render(root, base::MANIFESTS_DIR)?;
     let files = bundle::files(project, &options, &base, &stream)?;
-    let stray = bundle::stray_files(root, &files)?;
-    if !stray.is_empty() {
-        bail!(
-            "{} not part of the bundle opgen generates, and would be packed into the bundle image: {}\n\nDelete {}, then run this again (a kind removed from PROJECT, or another --package, leaves such files)",
-            if stray.len() == 1 {
-                "this file is"
-            } else {
-                "these files are"
-            },
-            stray.join(", "),
-            if stray.len() == 1 { "it" } else { "them" }
-        );
-    }
+    bundle::refuse_stray_files(root, &files)?;
     let plan = Plan::new(root, files, OnConflict::Refuse)?;
     for note in notes {
         shell.note(&note);

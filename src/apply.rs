@@ -458,7 +458,7 @@ mod tests {
         fs::write(dir.path().join("retired.rs"), "old").unwrap();
         let mut failing = plan(dir.path(), &[("blocker/file", "x")]);
         failing.delete("retired.rs".to_owned(), "old".to_owned());
-        failing.changes.reverse();
+        // Removals come first: the write that fails comes after the removal it undoes.
         assert_eq!(failing.changes[0].action, Action::Delete);
         apply(&failing, &mut Shell::captured(), &Interrupt::never()).unwrap_err();
         assert_eq!(

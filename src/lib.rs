@@ -14,6 +14,7 @@ pub mod interrupt;
 pub mod lock;
 pub mod manifests;
 pub mod model;
+pub mod new_directory;
 pub mod overrides;
 pub mod plan;
 pub mod project;

@@ -7,6 +7,7 @@ mod crd_types;
 mod external_types;
 mod foreign_values;
 mod kustomization;
+mod operand_values;
 pub mod retired_runtime;
 pub mod runtime_dependency;
 mod rust;
@@ -476,10 +477,11 @@ fn render_resource(
         wanted.push((format!("{flavour}/sample.yaml"), resource.sample_file()));
     }
     if parts.controller {
-        wanted.push((
-            format!("{flavour}/controller.rs"),
-            resource.controller_file(),
-        ));
+        let controller = match &values.kind.operand {
+            Some(operand) => operand.controller_template.to_owned(),
+            None => "resource/controller.rs".to_owned(),
+        };
+        wanted.push((controller, resource.controller_file()));
         wanted.push((
             format!("{flavour}/integration_test.rs"),
             resource.integration_test_file(),

@@ -503,3 +503,93 @@ fn values_reach_the_objects() {
     assert_eq!(binding["subjects"][0]["name"], "operator");
     assert_eq!(binding["subjects"][0]["namespace"], "shop-ns");
 }
+
+fn make(project: &Project, args: &str) -> String {
+    let output = std::process::Command::new("make")
+        .args(args.split_whitespace())
+        .arg(format!("OPGEN={}", env!("CARGO_BIN_EXE_opgen")))
+        .current_dir(&project.root)
+        .env("NO_COLOR", "1")
+        .output()
+        .expect("make runs");
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert!(output.status.success(), "make {args} failed:\n{text}");
+    text
+}
+
+#[test]
+fn the_makefile_makes_lints_deploys_and_uninstalls_the_chart() {
+    let project = namespaced();
+    let help = make(&project, "help");
+    for target in ["helm ", "helm-lint ", "helm-deploy ", "helm-uninstall "] {
+        assert!(help.contains(&format!("  {target}")), "{target}:\n{help}");
+    }
+    // `-o manifests`: the CRDs are written already, and building crdgen takes minutes.
+    make(&project, "-o manifests helm");
+    assert!(project.root.join("dist/chart/values.schema.json").is_file());
+    if let Some(helm) = helm::helm() {
+        let lint = make(
+            &project,
+            &format!("-o manifests helm-lint HELM={}", helm.display()),
+        );
+        assert!(lint.contains("0 chart(s) failed"), "{lint}");
+    }
+    // What helm-deploy and helm-uninstall would run, with a registry's port in IMG.
+    let deploy = make(
+        &project,
+        "-n -o manifests -o helm helm-deploy IMG=registry.example.com:5000/team/op:1.2.3",
+    );
+    assert!(
+        deploy.contains("helm upgrade --install team-operator dist/chart --namespace team-operator-system --create-namespace"),
+        "{deploy}"
+    );
+    assert!(
+        deploy.contains(
+            "--set image.repository=registry.example.com:5000/team/op --set image.tag=1.2.3"
+        ),
+        "{deploy}"
+    );
+    let uninstall = make(&project, "-n helm-uninstall ignore-not-found=true");
+    assert!(
+        uninstall.contains(
+            "helm uninstall team-operator --namespace team-operator-system --ignore-not-found"
+        ),
+        "{uninstall}"
+    );
+}
+
+#[test]
+fn ci_checks_and_lints_the_chart_once_there_is_one() {
+    let project = namespaced();
+    assert_eq!(
+        project.ci_step("check", "Helm chart is up to date"),
+        "opgen generate helm --check"
+    );
+    assert_eq!(
+        project.ci_step("check", "Helm lint"),
+        "helm lint --strict dist/chart"
+    );
+    let workflow: Value =
+        serde_saphyr::from_str(&project.read(".github/workflows/ci.yml")).unwrap();
+    let steps = workflow["jobs"]["check"]["steps"].as_array().unwrap();
+    let helm_steps: Vec<&Value> = steps
+        .iter()
+        .filter(|step| {
+            step["name"].as_str().is_some_and(|n| n.starts_with("Helm"))
+                || step["uses"]
+                    .as_str()
+                    .is_some_and(|u| u.starts_with("azure/setup-helm"))
+        })
+        .collect();
+    assert_eq!(helm_steps.len(), 3);
+    for step in helm_steps {
+        assert_eq!(
+            step["if"], "hashFiles('dist/chart/Chart.yaml') != ''",
+            "{step}"
+        );
+    }
+}

@@ -43,6 +43,7 @@ pub fn run(args: UpdateArgs, shell: &mut Shell) -> anyhow::Result<()> {
         shell.hint(&next_steps(
             &project.opgen_version,
             update.generated.is_noop(),
+            root.join(crate::helm::VALUES_FILE).is_file(),
         ));
     }
     Ok(())
@@ -194,7 +195,9 @@ fn report_scaffolded(update: &Update, diff: bool, shell: &mut Shell) {
     }
 }
 
-fn next_steps(from: &OpgenVersion, unchanged: bool) -> String {
+/// `has_chart`: the project has a Helm chart, whose templates follow the manifests and whose
+/// values.yaml (the user's) may lack values of this opgen's chart.
+fn next_steps(from: &OpgenVersion, unchanged: bool, has_chart: bool) -> String {
     let running = OpgenVersion::running();
     if unchanged {
         return format!(
@@ -208,8 +211,13 @@ fn next_steps(from: &OpgenVersion, unchanged: bool) -> String {
     } else {
         format!("Updated the project from opgen {from} to {running}.")
     };
+    let chart = if has_chart {
+        "  make helm        # regenerate dist/chart; it names values your values.yaml lacks\n"
+    } else {
+        ""
+    };
     format!(
-        "\n{updated} Next steps:\n  make manifests   # rebuild the CRDs and the role with this opgen\n  make test\n"
+        "\n{updated} Next steps:\n  make manifests   # rebuild the CRDs and the role with this opgen\n{chart}  make test\n"
     )
 }
 
@@ -219,6 +227,17 @@ mod tests {
     use std::fs;
 
     use crate::{plan::PlannedFile, project::Scope};
+
+    #[test]
+    fn next_steps_regenerate_a_chart_the_project_has() {
+        let older: OpgenVersion = "0.0.1".parse().unwrap();
+        let with_chart = next_steps(&older, false, true);
+        assert!(
+            with_chart.contains("  make helm        # regenerate dist/chart; it names values your values.yaml lacks\n  make test\n"),
+            "{with_chart}"
+        );
+        assert!(!next_steps(&older, false, false).contains("make helm"));
+    }
 
     /// A project on disk as an older opgen left it: every generated and scaffolded file as
     /// this opgen writes them, then `PROJECT` stamped 0.0.1.

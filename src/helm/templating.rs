@@ -304,3 +304,61 @@ fn container_settings(container: &mut Map<String, Value>, holes: &mut Holes) {
         holes.map_lines(container, "volumeMounts");
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    fn names() -> Names {
+        Names {
+            chart: "demo".into(),
+            prefix: "demo-".into(),
+            namespace: "demo-system".into(),
+            service_account: "demo-controller-manager".into(),
+        }
+    }
+
+    #[test]
+    fn names_namespaces_and_labels_go_through_the_helpers() {
+        let binding = Object(json!({
+            "apiVersion": "rbac.authorization.k8s.io/v1",
+            "kind": "RoleBinding",
+            "metadata": {
+                "name": "demo-leader-election-rolebinding",
+                "namespace": "demo-system",
+                "labels": {"app.kubernetes.io/name": "demo", "app.kubernetes.io/managed-by": "kustomize", "team": "a"},
+            },
+            "roleRef": {"kind": "Role", "name": "demo-leader-election-role"},
+            "subjects": [{"kind": "ServiceAccount", "name": "demo-controller-manager", "namespace": "demo-system"}],
+        }));
+        let text = template(&binding, &names()).unwrap();
+        assert_eq!(
+            text,
+            "apiVersion: rbac.authorization.k8s.io/v1\nkind: RoleBinding\nmetadata:\n  labels:\n    team: a\n    {{- include \"demo.labels\" . | nindent 4 }}\n  name: {{ include \"demo.fullname\" . }}-leader-election-rolebinding\n  namespace: {{ include \"demo.namespace\" . }}\nroleRef:\n  kind: Role\n  name: {{ include \"demo.fullname\" . }}-leader-election-role\nsubjects:\n- kind: ServiceAccount\n  name: {{ include \"demo.serviceAccountName\" . }}\n  namespace: {{ include \"demo.namespace\" . }}\n"
+        );
+    }
+
+    #[test]
+    fn a_crds_schema_is_left_as_it_is() {
+        let crd = Object(json!({
+            "kind": "CustomResourceDefinition",
+            "metadata": {"name": "things.demo.example.com"},
+            "spec": {"versions": [{"name": "v1", "schema": {"openAPIV3Schema": {
+                "properties": {"namespace": {"description": "demo-system"}, "x": {"description": "demo-x"}},
+            }}}]},
+        }));
+        let text = template(&crd, &names()).unwrap();
+        assert!(text.contains("description: demo-system"), "{text}");
+        assert!(text.contains("description: demo-x"), "{text}");
+        assert!(
+            text.contains("{{- include \"demo.crdAnnotationsKey\" . | nindent 2 }}"),
+            "{text}"
+        );
+        assert!(
+            text.contains("{{- include \"demo.helmLabels\" . | nindent 4 }}"),
+            "{text}"
+        );
+    }
+}

@@ -26,6 +26,7 @@ const FORBIDDEN: &[(&str, &str)] = &[
     ("manifests", "scaffold"),
     ("manifests", "commands"),
     ("bundle", "commands"),
+    ("helm", "commands"),
 ];
 
 /// Modules that reach nothing of the crate (the rules above hold them to it), so that every

@@ -593,3 +593,28 @@ fn ci_checks_and_lints_the_chart_once_there_is_one() {
         );
     }
 }
+
+#[test]
+fn update_names_the_values_a_newer_chart_adds() {
+    let project = namespaced();
+    generate(&project, "");
+    let values = project.read("dist/chart/values.yaml");
+    let (kept, _) = values.split_once("\ncrds:").unwrap();
+    project.write("dist/chart/values.yaml", kept);
+    let assert = project.opgen().arg("update").assert().success();
+    let stderr = String::from_utf8_lossy(&assert.get_output().stderr).into_owned();
+    assert!(
+        stderr.contains("this opgen's chart has values it lacks, which take their defaults: crds"),
+        "{stderr}"
+    );
+    assert_eq!(project.read("dist/chart/values.yaml"), kept);
+
+    // A values.yaml that does not parse is named, and the update still happens.
+    project.write("dist/chart/values.yaml", "image: [\n");
+    let assert = project.opgen().arg("update").assert().success();
+    let stderr = String::from_utf8_lossy(&assert.get_output().stderr).into_owned();
+    assert!(
+        stderr.contains("dist/chart/values.yaml was not compared with this opgen's chart: dist/chart/values.yaml is not valid YAML"),
+        "{stderr}"
+    );
+}

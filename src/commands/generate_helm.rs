@@ -37,21 +37,7 @@ fn generate(
     shell: &mut Shell,
     interrupt: &Interrupt,
 ) -> anyhow::Result<ExitCode> {
-    if project.kinds().next().is_none() {
-        bail!(
-            "PROJECT lists no kinds, and the chart exists to install an operator's APIs\n\nAdd one with `opgen create api`, then generate the chart"
-        );
-    }
-    if !root.join(crds::BASES_DIR).is_dir() {
-        bail!(
-            "{} is missing: the chart installs the CRDs `generate manifests` writes there\n\nRun `make manifests` (or `opgen generate manifests`) first, then generate the chart",
-            crds::BASES_DIR
-        );
-    }
-    let stream = renderer.render(root, "config/default")?;
-    let monitor = read_if_exists(root, helm::MONITOR_FILE)?;
-    let values = read_if_exists(root, helm::VALUES_FILE)?;
-    let chart = helm::chart(project, &stream, monitor.as_deref(), values.as_deref())?;
+    let chart = chart(root, project, renderer)?;
     let stale = helm::stale_files(root, &chart.files)?;
     if !stale.is_empty() {
         bail!(
@@ -85,6 +71,27 @@ fn generate(
     }
     super::write(&plan, args.dry_run, shell, interrupt)?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// The chart of the project at `root`, from config/default as `renderer` renders it, the
+/// ServiceMonitor of config/prometheus and the user's values.yaml; also what `update` reads
+/// to name the values a newer opgen's chart adds.
+pub fn chart(root: &Path, project: &Project, renderer: &Renderer) -> anyhow::Result<helm::Chart> {
+    if project.kinds().next().is_none() {
+        bail!(
+            "PROJECT lists no kinds, and the chart exists to install an operator's APIs\n\nAdd one with `opgen create api`, then generate the chart"
+        );
+    }
+    if !root.join(crds::BASES_DIR).is_dir() {
+        bail!(
+            "{} is missing: the chart installs the CRDs `generate manifests` writes there\n\nRun `make manifests` (or `opgen generate manifests`) first, then generate the chart",
+            crds::BASES_DIR
+        );
+    }
+    let stream = renderer.render(root, "config/default")?;
+    let monitor = read_if_exists(root, helm::MONITOR_FILE)?;
+    let values = read_if_exists(root, helm::VALUES_FILE)?;
+    helm::chart(project, &stream, monitor.as_deref(), values.as_deref())
 }
 
 fn read_if_exists(root: &Path, path: &str) -> anyhow::Result<Option<String>> {

@@ -10,6 +10,7 @@ pub mod bundle;
 pub mod cli;
 pub mod commands;
 pub mod files;
+pub mod helm;
 pub mod interrupt;
 pub mod lock;
 pub mod manifests;
@@ -65,6 +66,9 @@ fn run(command: Command, shell: &mut Shell) -> anyhow::Result<ExitCode> {
         Command::Update(args) => commands::update::run(args, shell)?,
         Command::Generate(GenerateCommand::Bundle(args)) => {
             return commands::generate_bundle::run(args, shell);
+        }
+        Command::Generate(GenerateCommand::Helm(args)) => {
+            return commands::generate_helm::run(args, shell);
         }
         Command::Completions { shell: target } => {
             let mut out = Vec::new();

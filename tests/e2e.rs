@@ -20,6 +20,8 @@
 mod common;
 #[path = "e2e/foreign_kinds.rs"]
 mod foreign_kinds;
+#[path = "e2e/helm.rs"]
+mod helm;
 #[path = "e2e/integration_tests.rs"]
 mod integration_tests;
 #[path = "e2e/manifests.rs"]
@@ -816,4 +818,10 @@ fn olm_validator() -> Option<&'static Path> {
             Some(binary)
         })
         .as_deref()
+}
+
+/// The Helm chart installed, upgraded and uninstalled on a control plane (tests/e2e/helm.rs).
+#[test]
+fn helm_chart_on_a_control_plane() {
+    helm::scenario(&shared_target_dir());
 }

@@ -26,6 +26,7 @@ const FORBIDDEN: &[(&str, &str)] = &[
     ("manifests", "scaffold"),
     ("manifests", "commands"),
     ("bundle", "commands"),
+    ("helm", "commands"),
     // Only the commands read what the user typed; the layers below take model types.
     ("bundle", "cli"),
     ("project", "cli"),
@@ -33,6 +34,7 @@ const FORBIDDEN: &[(&str, &str)] = &[
     ("manifests", "cli"),
     ("plan", "cli"),
     ("apply", "cli"),
+    ("helm", "cli"),
 ];
 
 /// Modules that reach nothing of the crate (the rules above hold them to it), so that every

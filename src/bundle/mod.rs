@@ -14,7 +14,7 @@ mod csv_name;
 mod install;
 pub mod kustomize;
 mod metadata;
-mod object;
+pub mod object;
 mod olm;
 pub mod options;
 mod owned;

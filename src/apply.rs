@@ -164,6 +164,7 @@ fn verb(action: Action) -> &'static str {
         Action::Update => "Updating",
         Action::Unchanged => "Unchanged",
         Action::Keep => "Skipping",
+        Action::Delete => "Removing",
     }
 }
 
@@ -173,9 +174,13 @@ fn write_change(root: &Path, change: &FileChange, journal: &mut Journal) -> anyh
     }
     let path = root.join(&change.path);
     check_unchanged(&path, change.old.as_deref())?;
+    if change.action == Action::Delete {
+        journal.record(&path, change.old.clone(), None);
+        return fs::remove_file(&path).with_context(|| format!("cannot remove {}", path.display()));
+    }
     let parent = path.parent().expect("planned paths are inside the root");
     journal.create_dirs(parent)?;
-    journal.record(&path, change.old.clone(), change.new.clone());
+    journal.record(&path, change.old.clone(), Some(change.new.clone()));
     write_atomically(&path, &change.new).with_context(|| format!("cannot write {}", path.display()))
 }
 
@@ -271,11 +276,12 @@ fn new_file_permissions() -> Option<fs::Permissions> {
     None
 }
 
-/// A file written: where, what it held before (nothing if it was new) and what opgen wrote.
+/// A file written: where, what it held before (nothing if it was new) and what opgen wrote
+/// (nothing if it removed it).
 struct Written {
     path: PathBuf,
     old: Option<String>,
-    new: String,
+    new: Option<String>,
 }
 
 /// What was changed so far, to undo it in reverse order.
@@ -286,7 +292,7 @@ struct Journal {
 }
 
 impl Journal {
-    fn record(&mut self, path: &Path, old: Option<String>, new: String) {
+    fn record(&mut self, path: &Path, old: Option<String>, new: Option<String>) {
         self.files.push(Written {
             path: path.to_path_buf(),
             old,
@@ -336,7 +342,7 @@ impl Journal {
 fn restore(written: &Written) -> Result<(), String> {
     let path = &written.path;
     match read_existing(path) {
-        Ok(Some(now)) if now == written.new => {}
+        Ok(now) if now == written.new => {}
         // Never written (the write itself failed) or already put back.
         Ok(now) if now == written.old => return Ok(()),
         Ok(_) => {
@@ -437,6 +443,28 @@ mod tests {
             "old"
         );
         assert_eq!(names(dir.path()), ["blocker", "m.yaml"]);
+    }
+
+    #[test]
+    fn a_removed_file_comes_back_when_a_later_write_fails() {
+        let dir = tempfile::tempdir().unwrap();
+        fs::write(dir.path().join("retired.rs"), "old").unwrap();
+        fs::write(dir.path().join("blocker"), "").unwrap();
+        let mut removal = plan(dir.path(), &[("m.yaml", "new")]);
+        removal.delete("retired.rs".to_owned(), "old".to_owned());
+        apply(&removal, &mut Shell::captured(), &Interrupt::never()).unwrap();
+        assert_eq!(names(dir.path()), ["blocker", "m.yaml"]);
+
+        fs::write(dir.path().join("retired.rs"), "old").unwrap();
+        let mut failing = plan(dir.path(), &[("blocker/file", "x")]);
+        failing.delete("retired.rs".to_owned(), "old".to_owned());
+        // Removals come first: the write that fails comes after the removal it undoes.
+        assert_eq!(failing.changes[0].action, Action::Delete);
+        apply(&failing, &mut Shell::captured(), &Interrupt::never()).unwrap_err();
+        assert_eq!(
+            fs::read_to_string(dir.path().join("retired.rs")).unwrap(),
+            "old"
+        );
     }
 
     #[test]

@@ -125,6 +125,8 @@ pub enum GenerateCommand {
     Manifests(ManifestsArgs),
     /// Generate the OLM bundle (bundle/, bundle.Dockerfile) and the OLM install manifests (config/olm)
     Bundle(BundleArgs),
+    /// Generate the Helm chart of the operator (dist/chart) from the rendered config/default
+    Helm(HelmArgs),
 }
 
 /// Flags every writing command shares.
@@ -342,6 +344,22 @@ pub struct BundleArgs {
     #[arg(long, conflicts_with_all = ["check", "version", "channels", "default_channel", "replaces", "image"])]
     pub init_base: bool,
     /// Write nothing; fail and show the diff if the bundle is out of date
+    #[arg(long, conflicts_with = "dry_run")]
+    pub check: bool,
+    /// Show what would change, write nothing
+    #[arg(long)]
+    pub dry_run: bool,
+}
+
+#[derive(Debug, Args)]
+#[command(
+    long_about = "Generate the Helm chart of the operator in dist/chart, from the objects \
+        config/default renders (those of dist/install.yaml). Chart.yaml and values.yaml are \
+        written once and are then yours; values.schema.json, the templates, _helpers.tpl, \
+        NOTES.txt and .helmignore are rewritten on every run."
+)]
+pub struct HelmArgs {
+    /// Write nothing; fail and show the diff if the chart is out of date
     #[arg(long, conflicts_with = "dry_run")]
     pub check: bool,
     /// Show what would change, write nothing

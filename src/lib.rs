@@ -11,10 +11,12 @@ pub mod cli;
 pub mod commands;
 pub mod dev;
 pub mod files;
+pub mod helm;
 pub mod interrupt;
 pub mod lock;
 pub mod manifests;
 pub mod model;
+pub mod new_directory;
 pub mod overrides;
 pub mod plan;
 pub mod project;
@@ -66,6 +68,9 @@ fn run(command: Command, shell: &mut Shell) -> anyhow::Result<ExitCode> {
         Command::Dev(args) => commands::dev::run(args, shell)?,
         Command::Generate(GenerateCommand::Bundle(args)) => {
             return commands::generate_bundle::run(args, shell);
+        }
+        Command::Generate(GenerateCommand::Helm(args)) => {
+            return commands::generate_helm::run(args, shell);
         }
         Command::Completions { shell: target } => {
             let mut out = Vec::new();

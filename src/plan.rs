@@ -65,6 +65,8 @@ pub enum Action {
     Unchanged,
     /// A user's file left as it is (see [`OnConflict::Keep`]).
     Keep,
+    /// A generated file of an older release that this one replaces, removed (`update`).
+    Delete,
 }
 
 #[derive(Debug, Clone)]
@@ -78,7 +80,10 @@ pub struct FileChange {
 
 impl FileChange {
     pub fn writes(&self) -> bool {
-        matches!(self.action, Action::Create | Action::Update)
+        matches!(
+            self.action,
+            Action::Create | Action::Update | Action::Delete
+        )
     }
 }
 
@@ -146,6 +151,26 @@ impl Plan {
             root: root.to_path_buf(),
             changes,
         })
+    }
+
+    /// Adds the removal of `path`, which holds `old`, to the plan. Removals come first, so
+    /// `PROJECT` stays the last file written.
+    pub fn delete(&mut self, path: String, old: String) {
+        self.changes.retain(|change| change.path != path);
+        let at = self
+            .changes
+            .iter()
+            .take_while(|change| change.action == Action::Delete)
+            .count();
+        self.changes.insert(
+            at,
+            FileChange {
+                path,
+                action: Action::Delete,
+                old: Some(old),
+                new: String::new(),
+            },
+        );
     }
 
     pub fn is_noop(&self) -> bool {

@@ -4,6 +4,7 @@
 //! resource added with `create api`. The generated files are a function of it. It is the
 //! user's to edit: every command checks it against the same rules (`rules`) before using it.
 
+mod broken_rule;
 pub mod edit;
 mod foreign_rules;
 mod rules;
@@ -23,7 +24,7 @@ use crate::{
     yaml_error,
 };
 
-pub use rules::Violation;
+pub use rules::{BrokenRule, Violation};
 
 /// The name of the file, at the root of every opgen project.
 pub const FILE_NAME: &str = "PROJECT";
@@ -109,7 +110,7 @@ impl Project {
             );
         }
         if let Err(violation) = project.check() {
-            bail!("{}: {}", place(text, path, &violation), violation.message);
+            bail!("{}: {violation}", place(text, path, &violation));
         }
         Ok(project)
     }
@@ -130,7 +131,7 @@ impl Project {
         let text = crate::files::read_to_string(&path)?;
         let project = Project::parse(&text, &path)?;
         if let Err(violation) = foreign_rules::check_stored_crds(&project, &root) {
-            bail!("{}: {}", place(&text, &path, &violation), violation.message);
+            bail!("{}: {violation}", place(&text, &path, &violation));
         }
         if let Err(found) = scaffolded::check(&project, &root) {
             let line = text

@@ -1601,11 +1601,11 @@ fn create_webhook_scaffolds_the_webhook_file_and_adds_the_crates_once() {
     assert!(project.read("src/webhooks/mod.rs").contains(
         ".validation(\"/validate-db-example-com-v1-thing\", ::std::sync::Arc::new(db::thing_v1::webhook()))"
     ));
-    assert!(project.read("src/lib.rs").contains("pub mod webhooks;"));
+    let lib = project.read("src/lib.rs");
+    assert!(lib.contains("pub mod webhooks;"), "{lib}");
     assert!(
-        project
-            .read("src/runtime/mod.rs")
-            .contains("pub mod webhook;")
+        lib.contains(".webhooks(crate::webhooks::router())"),
+        "the manager is handed the webhooks:\n{lib}"
     );
 
     // A second webhook finds the crates there already.

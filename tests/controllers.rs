@@ -1,5 +1,5 @@
 //! A kind's controller holds its domain only; the machinery every controller needs lives once,
-//! in the generated `src/runtime/`. Checked on a project with a plain kind and operand kinds on
+//! in the `opgen-runtime` crate. Checked on a project with a plain kind and operand kinds on
 //! a Deployment and on a StatefulSet (with and without a port): each controller stays within
 //! its size budget, and no two controllers of different shapes share a run of six lines that
 //! differ only in names, strings and numbers (the sign of plumbing copied into each of them).
@@ -129,7 +129,7 @@ fn controllers_of_different_shapes_share_no_run_of_lines() {
                         if let Some(their_line) = theirs.get(&run) {
                             panic!(
                                 "{a}:{line} and {b}:{their_line} share {RUN} lines of the same \
-                                 shape: move what they share into src/runtime"
+                                 shape: move what they share into opgen-runtime"
                             );
                         }
                     }

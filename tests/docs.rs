@@ -1,5 +1,5 @@
-//! The docs cannot drift from what opgen does: this test follows docs/getting-started.md and
-//! docs/tutorial-mysqlcluster.md as a reader would, block by block, in a temporary directory
+//! The docs cannot drift from what opgen does: this test follows docs/getting-started.md,
+//! docs/tutorial-mysqlcluster.md and docs/helm.md as a reader would, block by block, in a temporary directory
 //! with the opgen under test first on `PATH`.
 //!
 //! What each fenced block is, by its info string:
@@ -9,8 +9,9 @@
 //!   builds the same projects, so that this test stays cheap; `make` targets that build or
 //!   test are rendered with `make -n`.
 //! - `sh cluster` (needs a Kubernetes cluster), `sh engine` (needs Docker or Podman): not
-//!   run; `make` commands are rendered with `make -n`, and `kubectl apply -k DIR` renders DIR
-//!   with `kubectl kustomize`.
+//!   run; `make` commands are rendered with `make -n`, `kubectl apply -k DIR` renders DIR
+//!   with `kubectl kustomize`, and `helm install` or `upgrade` renders the chart with `helm
+//!   template` (with the `helm` that tests/common/helm.rs builds, on `PATH` for every block).
 //! - `sh install`: installs opgen itself; the opgen under test stands in for it.
 //! - `sh dev`: an `opgen dev` (or `make dev`) session. `export KUBEBUILDER_ASSETS=...` takes
 //!   the test's control plane binaries, `opgen dev` runs until the project is installed on
@@ -63,6 +64,9 @@ impl Reader {
             std::fs::create_dir(dir).unwrap();
         }
         std::os::unix::fs::symlink(env!("CARGO_BIN_EXE_opgen"), bin.join("opgen")).unwrap();
+        if let Some(helm) = common::helm::helm() {
+            std::os::unix::fs::symlink(helm, bin.join("helm")).unwrap();
+        }
         let var = |name: &str| std::env::var(name).ok();
         let real_home = var("HOME").unwrap_or_default();
         let path = format!("{}:{}", bin.display(), var("PATH").unwrap_or_default());
@@ -118,7 +122,9 @@ impl Reader {
             .into_iter()
             .find(|need| block.has(need));
         for command in commands(&block.text) {
-            if let Some(dir) = command.strip_prefix("cd ") {
+            if command.starts_with("helm ") && common::helm::helm().is_none() {
+                eprintln!("[docs {}] NOT RUN (no helm): {command}", block.place);
+            } else if let Some(dir) = command.strip_prefix("cd ") {
                 self.cwd = self.cwd.join(dir.trim());
                 assert!(
                     self.cwd.is_dir(),
@@ -284,14 +290,21 @@ fn render_only(command: &str) -> Option<String> {
     if let Some(targets) = command.strip_prefix("make ") {
         return Some(format!("make -n {targets}"));
     }
+    for verb in ["helm install ", "helm upgrade --install ", "helm upgrade "] {
+        if let Some(release) = command.strip_prefix(verb) {
+            // Flags only an upgrade has: a render starts from the chart's values anyway.
+            let release = release.replace(" --reuse-values", "");
+            return Some(format!("helm template {release} > /dev/null"));
+        }
+    }
     let dir = command.strip_prefix("kubectl apply -k ")?;
     Some(format!("kubectl kustomize {dir} > /dev/null"))
 }
 
-#[test]
-fn the_docs_say_what_opgen_does() {
+/// Follows each of `docs`, a reader of its own for each, and fails with every mismatch.
+fn follow(docs: &[&str]) {
     let mut failures = Vec::new();
-    for doc in DOCS {
+    for doc in docs {
         let mut reader = Reader::new();
         for block in docs::blocks(doc) {
             reader.follow(&block);
@@ -304,6 +317,16 @@ fn the_docs_say_what_opgen_does() {
         failures.len(),
         failures.join("\n\n")
     );
+}
+
+#[test]
+fn the_docs_say_what_opgen_does() {
+    follow(&DOCS);
+}
+
+#[test]
+fn the_helm_guide_says_what_opgen_does() {
+    follow(&["docs/helm.md"]);
 }
 
 #[test]
@@ -346,5 +369,14 @@ fn shell_blocks_split_into_commands() {
         render_only("kubectl apply -k config/samples/").as_deref(),
         Some("kubectl kustomize config/samples/ > /dev/null")
     );
+    assert_eq!(
+        render_only("helm upgrade op dist/chart -n ns --reuse-values --set a=b").as_deref(),
+        Some("helm template op dist/chart -n ns --set a=b > /dev/null")
+    );
+    assert_eq!(
+        render_only("helm install op dist/chart").as_deref(),
+        Some("helm template op dist/chart > /dev/null")
+    );
+    assert_eq!(render_only("helm uninstall op"), None);
     assert_eq!(render_only("kubectl get pods"), None);
 }

@@ -11,6 +11,9 @@
 //! scenario also runs the project's own integration tests (`make test-integration`), without
 //! the binaries and with them: see `integration_tests`.
 //!
+//! Another scenario makes a project with the previous release, built from this repository's
+//! history, and updates it: see `previous_release`.
+//!
 //! All generated projects share one Cargo target directory (`target/e2e`), so the operator's
 //! dependencies are compiled once per Kubernetes version feature, not once per scenario.
 
@@ -19,12 +22,16 @@ mod common;
 mod dev;
 #[path = "e2e/foreign_kinds.rs"]
 mod foreign_kinds;
+#[path = "e2e/helm.rs"]
+mod helm;
 #[path = "e2e/integration_tests.rs"]
 mod integration_tests;
 #[path = "e2e/manifests.rs"]
 mod manifests;
 #[path = "e2e/on_cluster.rs"]
 mod on_cluster;
+#[path = "e2e/previous_release.rs"]
+mod previous_release;
 #[path = "e2e/webhooks.rs"]
 mod webhooks;
 
@@ -73,7 +80,12 @@ fn run(dir: &Path, command_line: &str, success: bool) -> Output {
 /// What a user runs on a generated project before committing.
 fn build_test_lint(root: &Path) {
     run(root, "cargo build --all-targets", true);
-    run(root, "cargo test", true);
+    let test = run(root, "cargo test", true);
+    // The vendored opgen-runtime is a dependency, not a member: the user's `cargo test` runs
+    // the user's tests only (cargo names each test binary it runs on stderr).
+    let ran = String::from_utf8_lossy(&test.stderr);
+    assert!(ran.contains("Running "), "{ran}");
+    assert!(!ran.contains("opgen_runtime-"), "runs the runtime's tests:\n{ran}");
     run(root, "cargo clippy --all-targets -- -D warnings", true);
     run(root, "cargo fmt --check", true);
 }
@@ -463,6 +475,11 @@ fn scenario(name: &str, init_args: &str, manager_role: &str, extras: Extras) {
 }
 
 #[test]
+fn a_project_of_the_previous_release_updated() {
+    previous_release::update_from_the_previous_release();
+}
+
+#[test]
 fn cluster_wide_operator_on_the_oldest_kubernetes() {
     scenario(
         "cluster-op",
@@ -809,4 +826,10 @@ fn olm_validator() -> Option<&'static Path> {
 #[test]
 fn dev_session_on_the_oldest_kubernetes() {
     dev::run();
+}
+
+/// The Helm chart installed, upgraded and uninstalled on a control plane (tests/e2e/helm.rs).
+#[test]
+fn helm_chart_on_a_control_plane() {
+    helm::scenario(&shared_target_dir());
 }

@@ -54,9 +54,9 @@ fn generated_api_files(root: &Path) -> Vec<String> {
     files
 }
 
-/// The generated Rust files of the manager, but its `runtime` module and the integration
-/// tests' harness: the library's root, the `controllers` module tree and the integration
-/// tests' root (rustfmt follows them into the kinds' files, which are scaffolded).
+/// The generated Rust files of the manager: the library's root, the `controllers` module tree
+/// and the integration tests' root (rustfmt follows them into the kinds' files, which are
+/// scaffolded).
 fn generated_manager_files(root: &Path) -> Vec<String> {
     let mut files = vec![
         "src/lib.rs".to_owned(),
@@ -77,10 +77,9 @@ fn generated_manager_files(root: &Path) -> Vec<String> {
     files
 }
 
-/// The manager's `runtime` module and the integration tests' harness, checked under the
-/// defaults only: they are declared with `#[rustfmt::skip]`, so that no project configuration
-/// applies to them.
-const RUNTIME: [&str; 2] = ["src/runtime/mod.rs", "tests/integration/envtest.rs"];
+/// The project's copy of opgen-runtime, checked under the defaults only: it is not a member of
+/// the project's workspace, so neither `cargo fmt` nor a project configuration applies to it.
+const RUNTIME: [&str; 1] = ["vendor/opgen-runtime/src/lib.rs"];
 
 /// `init`'s scaffolded entry point under the defaults, its generated files under both.
 fn assert_init_clean(project: &Project) {
@@ -136,7 +135,7 @@ fn generated_files_are_rustfmt_clean_with_kinds_present() {
     ] {
         project.create_api(&args);
     }
-    // Webhooks list kinds too, and bring the webhook server into the runtime.
+    // Webhooks list kinds too, and hand the webhook server to the runtime.
     for args in [
         "--group a --version v1 --kind A --defaulting --validation".to_owned(),
         "--group a-b --version v1 --kind Thing --validation".to_owned(),

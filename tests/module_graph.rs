@@ -26,6 +26,15 @@ const FORBIDDEN: &[(&str, &str)] = &[
     ("manifests", "scaffold"),
     ("manifests", "commands"),
     ("bundle", "commands"),
+    ("helm", "commands"),
+    // Only the commands read what the user typed; the layers below take model types.
+    ("bundle", "cli"),
+    ("project", "cli"),
+    ("scaffold", "cli"),
+    ("manifests", "cli"),
+    ("plan", "cli"),
+    ("apply", "cli"),
+    ("helm", "cli"),
 ];
 
 /// Modules that reach nothing of the crate (the rules above hold them to it), so that every
@@ -238,7 +247,9 @@ fn circles(graph: &BTreeMap<Module, BTreeSet<Module>>) -> Vec<BTreeSet<Module>> 
 #[test]
 fn no_module_reaches_one_that_reaches_it_back() {
     let graph = graph();
-    assert!(graph.contains_key("plan") && graph["commands::create_api"].contains("scaffold"));
+    assert!(
+        graph.contains_key("plan") && graph["commands::create_api::resource"].contains("scaffold")
+    );
     assert_eq!(circles(&graph), Vec::<BTreeSet<Module>>::new());
 }
 

@@ -201,7 +201,7 @@ proptest! {
             Err(violation) => {
                 let err = Project::parse(&text, Path::new("PROJECT")).unwrap_err().to_string();
                 prop_assert!(err.starts_with("PROJECT:"), "{}", err);
-                prop_assert!(err.contains(&violation.message), "{}", err);
+                prop_assert!(err.contains(&violation.to_string()), "{}", err);
             }
         }
     }

@@ -285,7 +285,7 @@ fn templates_show_refuses_what_cannot_be_overridden() {
     let temp = tempfile::tempdir().unwrap();
     fails_unchanged(
         temp.path(),
-        "templates show generated/src/runtime/reconcile.rs",
+        "templates show generated/src/lib.rs",
         1,
         &["a template of opgen's generated machinery"],
     );

@@ -10,6 +10,7 @@ use serde_json::Value;
 
 use super::PackageName;
 use crate::{
+    manifests::crds,
     plan::{Owner, PlannedFile},
     project::Project,
     templates::Templates,
@@ -25,6 +26,24 @@ pub fn base_path(package: &PackageName) -> String {
 
 pub fn kustomization_path() -> String {
     format!("{MANIFESTS_DIR}/kustomization.yaml")
+}
+
+/// Refuses to build a bundle of `package` without what it is built from: the kustomization
+/// of `config/manifests` and the CRDs `generate manifests` writes.
+pub fn check_inputs(root: &Path, package: &PackageName) -> anyhow::Result<()> {
+    let kustomization = kustomization_path();
+    if !root.join(&kustomization).is_file() {
+        bail!(
+            "{kustomization} is missing: it lists what goes into the bundle (../default and ../samples)\n\nScaffold it with `opgen generate bundle --init-base --package {package}` (your CSV base is kept)"
+        );
+    }
+    if !root.join(crds::BASES_DIR).is_dir() {
+        bail!(
+            "{} is missing: the bundle packs the CRDs `generate manifests` writes there\n\nRun `make manifests` (or `opgen generate manifests`) first, then generate the bundle",
+            crds::BASES_DIR
+        );
+    }
+    Ok(())
 }
 
 /// How OLM may install an operator of this scope, as the base declares it.

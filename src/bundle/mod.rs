@@ -14,7 +14,7 @@ mod csv_name;
 mod install;
 pub mod kustomize;
 mod metadata;
-mod object;
+pub mod object;
 mod olm;
 pub mod options;
 mod owned;
@@ -193,9 +193,27 @@ fn yaml_file(value: &Value) -> anyhow::Result<String> {
     Ok(format!("{HEADER}\n{yaml}"))
 }
 
+/// Refuses to write the bundle while `bundle/` holds [`stray_files`].
+pub fn refuse_stray_files(root: &Path, files: &[PlannedFile]) -> anyhow::Result<()> {
+    let stray = stray_files(root, files)?;
+    if !stray.is_empty() {
+        bail!(
+            "{} not part of the bundle opgen generates, and would be packed into the bundle image: {}\n\nDelete {}, then run this again (a kind removed from PROJECT, or another --package, leaves such files)",
+            if stray.len() == 1 {
+                "this file is"
+            } else {
+                "these files are"
+            },
+            stray.join(", "),
+            if stray.len() == 1 { "it" } else { "them" }
+        );
+    }
+    Ok(())
+}
+
 /// Files under `bundle/manifests` and `bundle/metadata` that are not in `files`: a stale CRD
 /// or the CSV of another package would be packed into the bundle image with the rest.
-pub fn stray_files(root: &Path, files: &[PlannedFile]) -> anyhow::Result<Vec<String>> {
+fn stray_files(root: &Path, files: &[PlannedFile]) -> anyhow::Result<Vec<String>> {
     let mut stray = Vec::new();
     for dir in [MANIFESTS_DIR, METADATA_DIR] {
         let Ok(entries) = std::fs::read_dir(root.join(dir)) else {

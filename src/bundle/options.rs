@@ -4,7 +4,7 @@
 use anyhow::bail;
 
 use super::{BundleVersion, Channel, Channels, CsvName, PackageName, previous::PreviousBundle};
-use crate::{cli::BundleArgs, model::ImageRef, project::Project};
+use crate::{model::ImageRef, project::Project};
 
 /// The channel of a first bundle whose flags name none, as Operator SDK defaults it.
 const FIRST_CHANNEL: &str = "alpha";
@@ -21,32 +21,44 @@ pub struct BundleOptions {
     pub image: Option<ImageRef>,
 }
 
+/// What the flags ask for, each parsed; what they leave out is `None`.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct BundleRequest {
+    pub version: Option<BundleVersion>,
+    pub package: Option<PackageName>,
+    pub channels: Option<Vec<Channel>>,
+    pub default_channel: Option<Channel>,
+    /// As typed: a bare version names a CSV of the package, which is known only once resolved;
+    /// empty for none.
+    pub replaces: Option<String>,
+    pub image: Option<ImageRef>,
+}
+
 /// The options, and notes for the user on what was inferred.
 pub fn resolve(
-    args: &BundleArgs,
+    request: &BundleRequest,
     project: &Project,
     previous: Option<&PreviousBundle>,
 ) -> anyhow::Result<(BundleOptions, Vec<String>)> {
     let mut notes = Vec::new();
-    let Some(version) = &args.version else {
+    let Some(version) = request.version.clone() else {
         bail!("missing --version: the bundle's version, e.g. --version 0.1.0");
     };
-    let version: BundleVersion = version.parse()?;
-    let package: PackageName = match (&args.package, previous) {
-        (Some(package), _) => package.parse()?,
+    let package: PackageName = match (&request.package, previous) {
+        (Some(package), _) => package.clone(),
         (None, Some(previous)) => previous.package.clone(),
         (None, None) => PackageName::of_project(&project.project_name),
     };
     // A bundle of another package says nothing about this one.
     let previous = previous.filter(|p| p.package == package);
 
-    let channels: Vec<Channel> = match (&args.channels, previous) {
-        (Some(list), _) => list.iter().map(|c| c.parse()).collect::<Result<_, _>>()?,
+    let channels: Vec<Channel> = match (&request.channels, previous) {
+        (Some(list), _) => list.clone(),
         (None, Some(previous)) => previous.channels.clone(),
         (None, None) => vec![FIRST_CHANNEL.parse()?],
     };
-    let default_channel: Option<Channel> = match (&args.default_channel, previous) {
-        (Some(channel), _) => Some(channel.parse()?),
+    let default_channel: Option<Channel> = match (&request.default_channel, previous) {
+        (Some(channel), _) => Some(channel.clone()),
         (None, Some(previous)) => previous
             .default_channel
             .clone()
@@ -57,7 +69,7 @@ pub fn resolve(
 
     let this = CsvName::new(&package, &version);
     let previous_csv = previous.and_then(|p| p.csv.as_ref());
-    let (replaces, skips) = match (&args.replaces, previous_csv) {
+    let (replaces, skips) = match (&request.replaces, previous_csv) {
         (Some(given), _) if given.is_empty() => (None, Vec::new()),
         (Some(given), csv) => {
             let skips = csv
@@ -102,7 +114,6 @@ pub fn resolve(
     if let Some(replaces) = &replaces {
         check_replaces(replaces, &this)?;
     }
-    let image = args.image.as_deref().map(str::parse).transpose()?;
     Ok((
         BundleOptions {
             version,
@@ -110,7 +121,7 @@ pub fn resolve(
             channels,
             replaces,
             skips,
-            image,
+            image: request.image.clone(),
         },
         notes,
     ))
@@ -143,14 +154,16 @@ mod tests {
     use super::*;
     use crate::{bundle::previous::PreviousCsv, project::Scope};
 
-    fn args(line: &str) -> BundleArgs {
+    fn args(line: &str) -> anyhow::Result<BundleRequest> {
         use clap::Parser;
         let cli = crate::cli::Cli::try_parse_from(
             format!("opgen generate bundle {line}").split_whitespace(),
         )
         .unwrap();
         match cli.command {
-            crate::cli::Command::Generate(crate::cli::GenerateCommand::Bundle(args)) => args,
+            crate::cli::Command::Generate(crate::cli::GenerateCommand::Bundle(args)) => {
+                crate::commands::generate_bundle::request(&args)
+            }
             other => panic!("{other:?}"),
         }
     }
@@ -177,7 +190,7 @@ mod tests {
         line: &str,
         previous: Option<&PreviousBundle>,
     ) -> anyhow::Result<BundleOptions> {
-        resolve(&args(line), &project(), previous).map(|(options, _)| options)
+        resolve(&args(line)?, &project(), previous).map(|(options, _)| options)
     }
 
     #[test]
@@ -225,8 +238,12 @@ mod tests {
     #[test]
     fn a_newer_version_replaces_the_previous_bundle() {
         let previous = previous("0.1.0", Some("demo-operator.v0.0.9"));
-        let (options, notes) =
-            resolve(&args("--version 0.2.0"), &project(), Some(&previous)).unwrap();
+        let (options, notes) = resolve(
+            &args("--version 0.2.0").unwrap(),
+            &project(),
+            Some(&previous),
+        )
+        .unwrap();
         assert_eq!(
             options.replaces.unwrap().to_string(),
             "demo-operator.v0.1.0"
@@ -236,8 +253,12 @@ mod tests {
             notes[0].contains("replaces demo-operator.v0.1.0"),
             "{notes:?}"
         );
-        let (options, notes) =
-            resolve(&args("--version 0.0.5"), &project(), Some(&previous)).unwrap();
+        let (options, notes) = resolve(
+            &args("--version 0.0.5").unwrap(),
+            &project(),
+            Some(&previous),
+        )
+        .unwrap();
         assert_eq!(options.replaces, None);
         assert!(
             notes[0].contains("newer than demo-operator.v0.0.5"),

@@ -7,10 +7,12 @@ use std::{path::Path, process::ExitCode};
 use anyhow::bail;
 
 use crate::{
-    bundle::{self, PackageName, base, kustomize::Renderer, options, previous::PreviousBundle},
+    bundle::{
+        self, PackageName, base, kustomize::Renderer, options, options::BundleRequest,
+        previous::PreviousBundle,
+    },
     cli::BundleArgs,
     interrupt::Interrupt,
-    manifests::crds,
     plan::{OnConflict, Plan},
     project::Project,
     shell::Shell,
@@ -47,36 +49,12 @@ fn generate(
         );
     }
     let previous = PreviousBundle::read(root)?;
-    let (options, notes) = options::resolve(args, project, previous.as_ref())?;
+    let (options, notes) = options::resolve(&request(args)?, project, previous.as_ref())?;
     let base = base::read(root, &options.package)?;
-    let kustomization = base::kustomization_path();
-    if !root.join(&kustomization).is_file() {
-        bail!(
-            "{kustomization} is missing: it lists what goes into the bundle (../default and ../samples)\n\nScaffold it with `opgen generate bundle --init-base --package {}` (your CSV base is kept)",
-            options.package
-        );
-    }
-    if !root.join(crds::BASES_DIR).is_dir() {
-        bail!(
-            "{} is missing: the bundle packs the CRDs `generate manifests` writes there\n\nRun `make manifests` (or `opgen generate manifests`) first, then generate the bundle",
-            crds::BASES_DIR
-        );
-    }
+    base::check_inputs(root, &options.package)?;
     let stream = renderer.render(root, base::MANIFESTS_DIR)?;
     let files = bundle::files(project, &options, &base, &stream)?;
-    let stray = bundle::stray_files(root, &files)?;
-    if !stray.is_empty() {
-        bail!(
-            "{} not part of the bundle opgen generates, and would be packed into the bundle image: {}\n\nDelete {}, then run this again (a kind removed from PROJECT, or another --package, leaves such files)",
-            if stray.len() == 1 {
-                "this file is"
-            } else {
-                "these files are"
-            },
-            stray.join(", "),
-            if stray.len() == 1 { "it" } else { "them" }
-        );
-    }
+    bundle::refuse_stray_files(root, &files)?;
     let plan = Plan::new(root, files, OnConflict::Refuse)?;
     for note in notes {
         shell.note(&note);
@@ -95,6 +73,23 @@ fn generate(
     }
     super::write(&plan, args.dry_run, shell, interrupt)?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// The flags, each parsed into the bundle's types; the bundle layer fills in the rest.
+pub fn request(args: &BundleArgs) -> anyhow::Result<BundleRequest> {
+    let parse_all = |list: &Vec<String>| list.iter().map(|c| c.parse()).collect();
+    Ok(BundleRequest {
+        version: args.version.as_deref().map(str::parse).transpose()?,
+        package: args.package.as_deref().map(str::parse).transpose()?,
+        channels: args.channels.as_ref().map(parse_all).transpose()?,
+        default_channel: args
+            .default_channel
+            .as_deref()
+            .map(str::parse)
+            .transpose()?,
+        replaces: args.replaces.clone(),
+        image: args.image.as_deref().map(str::parse).transpose()?,
+    })
 }
 
 /// `--init-base`: scaffolds `config/manifests` for a project made before bundles, or for

@@ -5,6 +5,7 @@ pub mod create_api;
 pub mod create_webhook;
 pub mod dev;
 pub mod generate_bundle;
+pub mod generate_helm;
 pub mod generate_manifests;
 pub mod init;
 pub mod templates;

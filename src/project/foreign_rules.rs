@@ -7,7 +7,7 @@
 
 use std::path::Path;
 
-use super::{Project, Violation};
+use super::{BrokenRule, Project, Violation};
 use crate::model::{BuiltInKind, ForeignKind, Origin};
 
 /// The first rule a foreign kind breaks. The violation's index counts the owned resources
@@ -15,9 +15,9 @@ use crate::model::{BuiltInKind, ForeignKind, Origin};
 pub fn check(project: &Project) -> Result<(), Violation> {
     for (index, foreign) in project.foreign_kinds.iter().enumerate() {
         let earlier = &project.foreign_kinds[..index];
-        check_one(project, foreign, earlier).map_err(|message| Violation {
+        check_one(project, foreign, earlier).map_err(|rule| Violation {
             resource: project.resources.len() + index,
-            message,
+            rule: Box::new(rule),
         })?;
     }
     Ok(())
@@ -27,41 +27,46 @@ fn check_one(
     project: &Project,
     foreign: &ForeignKind,
     earlier: &[ForeignKind],
-) -> Result<(), String> {
+) -> Result<(), BrokenRule> {
     let kind = &foreign.kind;
     let api_version = foreign.api_version();
     match (foreign.origin, &foreign.crd) {
         (Origin::BuiltIn, None) => check_built_in(project, foreign)?,
         (Origin::External, Some(crd)) if names_a_stored_crd(crd) => {}
         (Origin::External, Some(crd)) => {
-            return Err(format!(
-                "{kind} {api_version} has `crd: {crd}`, which is not a file inside config/external/: the stored CRD of an external kind is a .yaml file there, named by a relative path without `.` or `..` parts\n\nPut back `crd: {}`",
-                ForeignKind::stored_crd_file(&foreign.plural, foreign.group.as_str())
-            ));
+            return Err(BrokenRule::CrdOutsideExternal {
+                kind: kind.to_string(),
+                api_version,
+                crd: crd.clone(),
+                stored: ForeignKind::stored_crd_file(&foreign.plural, foreign.group.as_str()),
+            });
         }
         (Origin::BuiltIn, Some(_)) => {
-            return Err(format!(
-                "{kind} {api_version} is built in (`origin: builtIn`), so it has no `crd`\n\nRemove `crd`, or make it `origin: external`"
-            ));
+            return Err(BrokenRule::BuiltInWithCrd {
+                kind: kind.to_string(),
+                api_version,
+            });
         }
         (Origin::External, _) => {
-            return Err(format!(
-                "{kind} {api_version} is external (`origin: external`), so `crd` must name its stored CRD under config/external/ (a .yaml file)\n\nAdd it again with `opgen create api --resource=false --external-crd <file>`"
-            ));
+            return Err(BrokenRule::ExternalWithoutCrd {
+                kind: kind.to_string(),
+                api_version,
+            });
         }
     }
     if !foreign.namespaced && project.namespaced() {
-        return Err(format!(
-            "{kind} {api_version} is cluster-scoped, but the operator is namespaced (`operatorScope: namespace`): it watches one namespace with a Role, and a Role cannot grant access to cluster-scoped objects\n\nWatch {kind} from a cluster-wide operator"
-        ));
+        return Err(BrokenRule::ClusterScopedForeign {
+            kind: kind.to_string(),
+            api_version,
+        });
     }
     if let Some(twin) = earlier.iter().find(|other| other.same_kind(foreign)) {
-        return Err(format!(
-            "{kind} of `{}` has a controller already (it watches {}); one controller runs per kind\n\nEdit {} instead",
-            foreign.group.shown(),
-            twin.api_version(),
-            twin.controller_file()
-        ));
+        return Err(BrokenRule::SecondController {
+            kind: kind.to_string(),
+            group: foreign.group.shown().to_owned(),
+            watched: twin.api_version(),
+            file: twin.controller_file(),
+        });
     }
     let file = foreign.controller_file();
     let owned_files = project
@@ -71,9 +76,11 @@ fn check_one(
         .map(|r| r.controller_file());
     let foreign_files = earlier.iter().map(ForeignKind::controller_file);
     if owned_files.chain(foreign_files).any(|other| other == file) {
-        return Err(format!(
-            "the controller of {kind} {api_version} would be {file}, which another kind's controller is\n\nA project cannot watch two kinds of the same name from groups that start alike"
-        ));
+        return Err(BrokenRule::ControllerFileTaken {
+            kind: kind.to_string(),
+            api_version,
+            file,
+        });
     }
     if foreign.origin == Origin::External {
         let qualified = foreign.group.as_str();
@@ -82,29 +89,31 @@ fn check_one(
             .iter()
             .any(|r| r.qualified_group(&project.domain) == qualified)
         {
-            return Err(format!(
-                "the group `{qualified}` of {kind} is this project's own; its kinds are made with `opgen create api`, not from an external CRD"
-            ));
+            return Err(BrokenRule::OwnGroupExternal {
+                group: qualified.to_owned(),
+                kind: kind.to_string(),
+            });
         }
         if let Some(other) = earlier.iter().find(|other| {
             other.origin == Origin::External
                 && other.group != foreign.group
                 && other.group.module() == foreign.group.module()
         }) {
-            return Err(format!(
-                "the external groups `{}` and `{qualified}` would share the api crate's module `external::{}`\n\nA project can use only one of them",
-                other.group,
-                foreign.group.module()
-            ));
+            return Err(BrokenRule::SharedExternalModule {
+                other: other.group.to_string(),
+                group: qualified.to_owned(),
+                module: foreign.group.module().to_string(),
+            });
         }
         if project
             .resources
             .iter()
             .any(|r| r.group.module() == "external")
         {
-            return Err(format!(
-                "{kind} {api_version} needs the api crate's module `external`, which this project's group `external` has"
-            ));
+            return Err(BrokenRule::ExternalModuleTaken {
+                kind: kind.to_string(),
+                api_version,
+            });
         }
     }
     Ok(())
@@ -138,11 +147,11 @@ pub fn check_stored_crds(project: &Project, root: &Path) -> Result<(), Violation
         if !resolved.starts_with(&external_dir) {
             return Err(Violation {
                 resource: project.resources.len() + index,
-                message: format!(
-                    "{} {} has `crd: {crd}`, which resolves through a symbolic link to a file outside config/external/; opgen reads the stored CRDs of external kinds only from there\n\nReplace the link with a copy of the CRD",
-                    foreign.kind,
-                    foreign.api_version()
-                ),
+                rule: Box::new(BrokenRule::CrdThroughLink {
+                    kind: foreign.kind.to_string(),
+                    api_version: foreign.api_version(),
+                    crd: crd.clone(),
+                }),
             });
         }
     }
@@ -151,32 +160,26 @@ pub fn check_stored_crds(project: &Project, root: &Path) -> Result<(), Violation
 
 /// A built-in kind must be one that Kubernetes serves at the project's version, with its
 /// plural and scope.
-fn check_built_in(project: &Project, foreign: &ForeignKind) -> Result<(), String> {
+fn check_built_in(project: &Project, foreign: &ForeignKind) -> Result<(), BrokenRule> {
     let found = BuiltInKind::find(
         foreign.group.as_str(),
         foreign.version.as_str(),
         foreign.kind.as_str(),
         project.kubernetes_version,
-    )
-    .map_err(|unknown| unknown.to_string())?;
+    )?;
     let kind = &foreign.kind;
     if found.plural != foreign.plural {
-        return Err(format!(
-            "the plural of the built-in {kind} is `{}`, not `{}`\n\nSet `plural: {}`",
-            found.plural, foreign.plural, found.plural
-        ));
+        return Err(BrokenRule::BuiltInPlural {
+            kind: kind.to_string(),
+            plural: found.plural.to_string(),
+            given: foreign.plural.to_string(),
+        });
     }
     if found.namespaced != foreign.namespaced {
-        return Err(format!(
-            "the built-in {kind} is {}, so `namespaced: {}`\n\nSet `namespaced: {}`",
-            if found.namespaced {
-                "namespaced"
-            } else {
-                "cluster-scoped"
-            },
-            found.namespaced,
-            found.namespaced
-        ));
+        return Err(BrokenRule::BuiltInScope {
+            kind: kind.to_string(),
+            namespaced: found.namespaced,
+        });
     }
     Ok(())
 }
@@ -193,7 +196,7 @@ mod tests {
     }
 
     fn message(project: &Project) -> String {
-        check(project).unwrap_err().message
+        check(project).unwrap_err().to_string()
     }
 
     #[test]
@@ -225,9 +228,8 @@ mod tests {
         let violation = check(&project(vec![first.clone(), first])).unwrap_err();
         assert_eq!(violation.resource, 1);
         assert!(
-            violation.message.contains("has a controller already"),
-            "{}",
-            violation.message
+            violation.to_string().contains("has a controller already"),
+            "{violation}"
         );
     }
 
@@ -311,6 +313,6 @@ mod tests {
         }
         let violation = check_stored_crds(&project, root).unwrap_err();
         assert_eq!(violation.resource, 0);
-        assert!(violation.message.contains("outside config/external/"));
+        assert!(violation.to_string().contains("outside config/external/"));
     }
 }

@@ -7,26 +7,19 @@
 //! work (a cluster-scoped kind watched through a Role).
 
 use super::Project;
+pub use super::broken_rule::{BrokenRule, Violation};
 use crate::model::{Operand, Resource};
 
 /// The longest DNS-1123 subdomain, which CRD names and API groups are.
 const MAX_SUBDOMAIN: usize = 253;
 
-/// A broken rule, and the entry that breaks it: its index in `PROJECT`'s `resources`, or past
-/// them, in `foreignKinds` (see `foreign_rules`).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Violation {
-    pub resource: usize,
-    pub message: String,
-}
-
 /// The first rule `project` breaks, if any. Resources are checked in order, each against
 /// those before it, so the violation points at the later of two clashing entries.
 pub fn check(project: &Project) -> Result<(), Violation> {
     for (index, resource) in project.resources.iter().enumerate() {
-        let violation = |message: String| Violation {
+        let violation = |rule: BrokenRule| Violation {
             resource: index,
-            message,
+            rule: Box::new(rule),
         };
         let earlier = &project.resources[..index];
         check_alone(project, resource).map_err(violation)?;
@@ -49,18 +42,18 @@ pub fn check(project: &Project) -> Result<(), Violation> {
 }
 
 /// What one entry must be, whatever the others are.
-fn check_alone(project: &Project, resource: &Resource) -> Result<(), String> {
+fn check_alone(project: &Project, resource: &Resource) -> Result<(), BrokenRule> {
     let kind = &resource.kind;
     if !resource.namespaced && project.namespaced() {
-        return Err(format!(
-            "{kind} is cluster-scoped (`namespaced: false`), but the operator is namespaced (`operatorScope: namespace`): it watches one namespace with a Role, and a Role cannot grant access to cluster-scoped objects\n\nMake the kind namespaced, or the operator cluster-wide"
-        ));
+        return Err(BrokenRule::ClusterScopedKind {
+            kind: kind.to_string(),
+        });
     }
     if let Some(operand) = &resource.operand {
         if !resource.namespaced {
-            return Err(format!(
-                "{kind} runs an application (it has an `operand`) in a workload in the namespace of each {kind} object, so it must be namespaced (`namespaced: true`)"
-            ));
+            return Err(BrokenRule::ClusterScopedOperand {
+                kind: kind.to_string(),
+            });
         }
         check_operand(operand)?;
     }
@@ -68,51 +61,62 @@ fn check_alone(project: &Project, resource: &Resource) -> Result<(), String> {
         .webhooks
         .is_some_and(|webhooks| webhooks.is_empty())
     {
-        return Err(format!(
-            "{kind} {}/{} records `webhooks` without any of `defaulting`, `validation` or `conversion`\n\nSet the ones it has to true, or drop `webhooks`",
-            resource.group, resource.version
-        ));
+        return Err(BrokenRule::NoWebhooks {
+            kind: kind.to_string(),
+            group: resource.group.to_string(),
+            version: resource.version.to_string(),
+        });
     }
     let group = resource.qualified_group(&project.domain);
     if group.len() > MAX_SUBDOMAIN {
-        return Err(format!(
-            "the API group `{group}` of {kind} is {} characters long; Kubernetes allows {MAX_SUBDOMAIN}\n\nShorten the group or the domain",
-            group.len()
-        ));
+        return Err(BrokenRule::GroupTooLong {
+            length: group.len(),
+            group,
+            kind: kind.to_string(),
+            max: MAX_SUBDOMAIN,
+        });
     }
     let crd = resource.crd_name(&project.domain);
     if crd.len() > MAX_SUBDOMAIN {
-        return Err(format!(
-            "the CRD name `{crd}` of {kind} (`<plural>.<group>`) is {} characters long; Kubernetes allows {MAX_SUBDOMAIN}\n\nShorten the plural, the group or the domain",
-            crd.len()
-        ));
+        return Err(BrokenRule::CrdNameTooLong {
+            length: crd.len(),
+            crd,
+            kind: kind.to_string(),
+            max: MAX_SUBDOMAIN,
+        });
     }
     Ok(())
 }
 
-fn check_operand(operand: &Operand) -> Result<(), String> {
+fn check_operand(operand: &Operand) -> Result<(), BrokenRule> {
     if operand.port == Some(0) {
-        return Err("the operand's `port` is 0; a container port is 1 to 65535".to_owned());
+        return Err(BrokenRule::PortZero);
     }
     // `runAsUser` is a `NonRootId`: reading PROJECT already refused root and out-of-range IDs.
     if operand.command.iter().any(String::is_empty) {
-        return Err("the operand's `command` has an empty argument".to_owned());
+        return Err(BrokenRule::EmptyCommandArgument);
     }
     Ok(())
 }
 
 /// Two versions of one kind: one CRD holds them, so they share its names and scope, and the
 /// operand recorded with the first.
-fn check_versions(resource: &Resource, other: &Resource) -> Result<(), String> {
+fn check_versions(resource: &Resource, other: &Resource) -> Result<(), BrokenRule> {
     let kind = &resource.kind;
     let (group, version, first) = (&resource.group, &resource.version, &other.version);
     if version == first {
-        return Err(format!("{kind} {group}/{version} is listed twice"));
+        return Err(BrokenRule::ListedTwice {
+            kind: kind.to_string(),
+            group: group.to_string(),
+            version: version.to_string(),
+        });
     }
-    let differs = |what: &str, this: String, that: String| {
-        format!(
-            "{kind} {group}/{version} has {what} `{this}`, but {kind} {group}/{first} has `{that}`: the versions of a kind are one CRD and share it"
-        )
+    let differs = |what: &'static str, this: String, that: String| BrokenRule::VersionsDiffer {
+        entry: format!("{kind} {group}/{version}"),
+        first: format!("{kind} {group}/{first}"),
+        what,
+        this,
+        that,
     };
     if resource.plural != other.plural {
         return Err(differs(
@@ -136,29 +140,34 @@ fn check_versions(resource: &Resource, other: &Resource) -> Result<(), String> {
         ));
     }
     if resource.operand != other.operand {
-        return Err(format!(
-            "{kind} {group}/{version} and {group}/{first} record different operands; the kind's controller runs one application for every version"
-        ));
+        return Err(BrokenRule::OperandsDiffer {
+            kind: kind.to_string(),
+            group: group.to_string(),
+            version: version.to_string(),
+            first: first.to_string(),
+        });
     }
     Ok(())
 }
 
 /// Two kinds of one group: Kubernetes refuses a CRD whose names another CRD of the group
 /// already uses, and the generated files and Rust types of the two must not collide.
-fn check_neighbours(resource: &Resource, other: &Resource) -> Result<(), String> {
+fn check_neighbours(resource: &Resource, other: &Resource) -> Result<(), BrokenRule> {
     let (kind, group) = (&resource.kind, &resource.group);
-    let clash = |what: &str, name: &str| {
-        format!(
-            "{kind} and {} of group {group} have the same {what} `{name}`; Kubernetes allows each {what} once per group\n\nChange the {what} of one of them",
-            other.kind
-        )
+    let clash = |what: &'static str, name: &str| BrokenRule::SameName {
+        kind: kind.to_string(),
+        other: other.kind.to_string(),
+        group: group.to_string(),
+        what,
+        name: name.to_owned(),
     };
     if kind.singular() == other.kind.singular() {
-        return Err(format!(
-            "{kind} and {} of group {group} differ only in letter case: Kubernetes gives them the same singular name `{}`, and their files would have the same names\n\nRename one of them",
-            other.kind,
-            kind.singular()
-        ));
+        return Err(BrokenRule::CaseOnly {
+            kind: kind.to_string(),
+            other: other.kind.to_string(),
+            group: group.to_string(),
+            singular: kind.singular(),
+        });
     }
     if resource.plural == other.plural {
         return Err(clash("plural", resource.plural.as_str()));
@@ -168,10 +177,12 @@ fn check_neighbours(resource: &Resource, other: &Resource) -> Result<(), String>
     }
     for (this, that) in [(resource, other), (other, resource)] {
         if this.kind.as_str() == format!("{}List", that.kind) {
-            return Err(format!(
-                "{} and {} of group {group} clash: Kubernetes names the lists of {} `{}`, so no kind of the group can have that name\n\nRename {}",
-                resource.kind, other.kind, that.kind, this.kind, this.kind
-            ));
+            return Err(BrokenRule::ListName {
+                kind: resource.kind.to_string(),
+                other: other.kind.to_string(),
+                group: group.to_string(),
+                listed: that.kind.to_string(),
+            });
         }
     }
     if resource.version == other.version {
@@ -181,17 +192,19 @@ fn check_neighbours(resource: &Resource, other: &Resource) -> Result<(), String>
             .into_iter()
             .find(|name| theirs.contains(name))
         {
-            return Err(format!(
-                "{kind} and {} of {group}/{} would both define the Rust type `{shared}` in the api crate's module of that version\n\nRename one of them, or put it in another version or group",
-                other.kind, resource.version
-            ));
+            return Err(BrokenRule::SharedRustType {
+                kind: kind.to_string(),
+                other: other.kind.to_string(),
+                group_version: format!("{group}/{}", resource.version),
+                shared: shared.to_string(),
+            });
         }
     }
     Ok(())
 }
 
 /// All versions of one kind, checked once with the last of them.
-fn check_kind(resource: &Resource, versions: &[&Resource]) -> Result<(), String> {
+fn check_kind(resource: &Resource, versions: &[&Resource]) -> Result<(), BrokenRule> {
     let (kind, group) = (&resource.kind, &resource.group);
     let stored: Vec<String> = versions
         .iter()
@@ -199,15 +212,11 @@ fn check_kind(resource: &Resource, versions: &[&Resource]) -> Result<(), String>
         .map(|r| r.version.to_string())
         .collect();
     if stored.len() != 1 {
-        return Err(format!(
-            "{kind} {group} has {} storage versions{}; exactly one version of a kind has `storage: true`",
-            stored.len(),
-            if stored.is_empty() {
-                String::new()
-            } else {
-                format!(" ({})", stored.join(", "))
-            }
-        ));
+        return Err(BrokenRule::StorageVersions {
+            kind: kind.to_string(),
+            group: group.to_string(),
+            stored,
+        });
     }
     let controlled: Vec<String> = versions
         .iter()
@@ -215,19 +224,21 @@ fn check_kind(resource: &Resource, versions: &[&Resource]) -> Result<(), String>
         .map(|r| r.version.to_string())
         .collect();
     if controlled.len() > 1 {
-        return Err(format!(
-            "{kind} {group} has `controller: true` on {}; one controller runs per kind, watching one version",
-            controlled.join(" and ")
-        ));
+        return Err(BrokenRule::Controllers {
+            kind: kind.to_string(),
+            group: group.to_string(),
+            controlled,
+        });
     }
     let converting = versions
         .iter()
         .find(|r| r.webhooks.is_some_and(|webhooks| webhooks.conversion));
     if let (Some(converting), [_]) = (converting, versions) {
-        return Err(format!(
-            "{kind} {group}/{} records a conversion webhook, but {kind} has only one version: there is nothing to convert\n\nAdd a version first (opgen create api --group {group} --version <new> --kind {kind}), or drop `conversion`",
-            converting.version
-        ));
+        return Err(BrokenRule::NothingToConvert {
+            kind: kind.to_string(),
+            group: group.to_string(),
+            version: converting.version.to_string(),
+        });
     }
     Ok(())
 }
@@ -261,11 +272,10 @@ mod tests {
 
     fn fails(resources: Vec<Resource>, index: usize, needle: &str) {
         let violation = check(&project(resources)).unwrap_err();
-        assert_eq!(violation.resource, index, "{}", violation.message);
+        assert_eq!(violation.resource, index, "{violation}");
         assert!(
-            violation.message.contains(needle),
-            "{needle:?} not in: {}",
-            violation.message
+            violation.to_string().contains(needle),
+            "{needle:?} not in: {violation}"
         );
     }
 
@@ -476,12 +486,41 @@ mod tests {
         };
         let violation = check(&namespaced_operator).unwrap_err();
         assert!(
-            violation.message.contains("a Role cannot grant access"),
-            "{}",
-            violation.message
+            violation.to_string().contains("a Role cannot grant access"),
+            "{violation}"
         );
         cluster.operand = Some(operand());
         fails(vec![cluster], 0, "must be namespaced");
+    }
+
+    #[test]
+    fn a_violation_names_its_rule_and_prints_the_hint_under_the_problem() {
+        let (first, mut twin) = (resource("db", "v1", "Cache"), resource("db", "v2", "Cache"));
+        twin.plural = "caches2".parse().unwrap();
+        twin.storage = false;
+        let violation = check(&project(vec![first, twin])).unwrap_err();
+        let BrokenRule::VersionsDiffer { what, this, .. } = &*violation.rule else {
+            panic!("{violation:?}");
+        };
+        assert_eq!((*what, this.as_str()), ("plural", "caches2"));
+        assert_eq!(violation.rule.hint(), None);
+
+        let mut cluster = resource("ops", "v1", "Thing");
+        cluster.namespaced = false;
+        let namespaced_operator = Project {
+            resources: vec![cluster],
+            ..Project::for_test("demo", Scope::Namespace)
+        };
+        let violation = check(&namespaced_operator).unwrap_err();
+        let hint = violation.rule.hint().expect("a hint");
+        assert_eq!(
+            hint,
+            "Make the kind namespaced, or the operator cluster-wide"
+        );
+        assert_eq!(
+            violation.to_string(),
+            format!("{}\n\n{hint}", violation.rule)
+        );
     }
 
     fn operand() -> Operand {
@@ -526,18 +565,18 @@ mod tests {
         project.domain = format!("{labels}.abcd").parse().unwrap();
         let violation = check(&project).unwrap_err();
         assert!(
-            violation.message.contains("the CRD name `things.db.aaa"),
-            "{}",
-            violation.message
+            violation
+                .to_string()
+                .contains("the CRD name `things.db.aaa"),
+            "{violation}"
         );
-        assert!(violation.message.contains("253"), "{}", violation.message);
+        assert!(violation.to_string().contains("253"), "{violation}");
 
         project.domain = format!("{labels}.abcdefg").parse().unwrap();
         let violation = check(&project).unwrap_err();
         assert!(
-            violation.message.contains("the API group `db.aaa"),
-            "{}",
-            violation.message
+            violation.to_string().contains("the API group `db.aaa"),
+            "{violation}"
         );
     }
 }

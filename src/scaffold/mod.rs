@@ -7,9 +7,13 @@ mod crd_types;
 mod external_types;
 mod foreign_values;
 mod kustomization;
+mod operand_values;
+pub mod retired_runtime;
+pub mod runtime_dependency;
 mod rust;
 mod rust_order;
 pub mod values;
+pub mod vendored_runtime;
 pub mod webhook_values;
 
 use std::path::Path;
@@ -140,6 +144,7 @@ fn render_generated(
         }
     }
     files.extend(external_types::files(project, stored)?);
+    files.extend(vendored_runtime::files());
     files.extend(render_webhook_machinery(&values)?);
     Ok(files)
 }
@@ -150,23 +155,11 @@ fn render_webhook_machinery(values: &ProjectValues) -> anyhow::Result<Vec<Planne
     if !values.webhooks.any {
         return Ok(Vec::new());
     }
-    let mut files = vec![
-        PlannedFile::new(
-            "src/runtime/webhook.rs",
-            templates.render("webhook/runtime.rs", values)?,
-            Owner::Generated,
-        ),
-        PlannedFile::new(
-            "src/runtime/webhook_certs.rs",
-            templates.render("webhook/certs.rs", values)?,
-            Owner::Generated,
-        ),
-        PlannedFile::new(
-            "src/webhooks/mod.rs",
-            templates.render("webhook/mod.rs", values)?,
-            Owner::Generated,
-        ),
-    ];
+    let mut files = vec![PlannedFile::new(
+        "src/webhooks/mod.rs",
+        templates.render("webhook/mod.rs", values)?,
+        Owner::Generated,
+    )];
     if !values.webhooks.conversions.is_empty() {
         files.push(PlannedFile::new(
             "config/crd/kustomizeconfig.yaml",
@@ -484,10 +477,11 @@ fn render_resource(
         wanted.push((format!("{flavour}/sample.yaml"), resource.sample_file()));
     }
     if parts.controller {
-        wanted.push((
-            format!("{flavour}/controller.rs"),
-            resource.controller_file(),
-        ));
+        let controller = match &values.kind.operand {
+            Some(operand) => operand.controller_template.to_owned(),
+            None => "resource/controller.rs".to_owned(),
+        };
+        wanted.push((controller, resource.controller_file()));
         wanted.push((
             format!("{flavour}/integration_test.rs"),
             resource.integration_test_file(),

@@ -3,9 +3,9 @@
 
 use serde::Serialize;
 
-use super::{rust, rust_order};
+use super::{operand_values::OperandValues, rust_order};
 use crate::{
-    model::{License, Operand, Resource, SampleEnv, Workload, WritableDir},
+    model::{License, Resource},
     project::{Project, Scope},
 };
 
@@ -22,6 +22,9 @@ pub struct ProjectValues {
     pub api_crate: String,
     /// `demo_operator_api`
     pub api_crate_ident: String,
+    /// The version of `opgen-runtime` the project depends on, and where its copy is.
+    pub runtime_version: &'static str,
+    pub runtime_dir: &'static str,
     pub domain: String,
     /// The operator watches only its own namespace.
     pub namespaced: bool,
@@ -100,63 +103,6 @@ pub struct KindValues {
     pub conversion_path: Option<String>,
 }
 
-/// An operand kind's application (see `model::Operand` and `model::KnownImage`).
-#[derive(Debug, Serialize)]
-pub struct OperandValues {
-    /// The default image: `mysql:8.0`.
-    pub image: String,
-    /// `Deployment` or `StatefulSet`, as Kubernetes spells the kind.
-    pub workload: &'static str,
-    /// `deployments` or `statefulsets`, as RBAC rules name them.
-    pub workload_resource: &'static str,
-    pub statefulset: bool,
-    pub port: Option<u16>,
-    /// The UID the pods run as: `--run-as-user`, else the known image's user; absent for an
-    /// unknown image without `--run-as-user`, whose own user then applies.
-    pub run_as_user: Option<i64>,
-    /// The GID the pods run as, which also owns the persistent volume (`fsGroup`); present
-    /// exactly when `run_as_user` is.
-    pub run_as_group: Option<i64>,
-    pub command: Vec<String>,
-    /// The arguments of `command` as Rust string literals, quotes included.
-    pub command_literals: Vec<String>,
-    /// The longest name of an object of the kind, and of its workload.
-    pub name_max: usize,
-    /// How many characters may stand between the first and the last of a name:
-    /// `name_max - 2`, for the name's regular expression.
-    pub name_middle_max: usize,
-    /// The image's name without registry, path, tag or digest (`mysql`): the pods'
-    /// `app.kubernetes.io/component`.
-    pub component: String,
-    /// Where a StatefulSet mounts each pod's persistent volume: the image's data directory,
-    /// else `/data`.
-    pub data_dir: String,
-    /// The emptyDir volumes of the pods, `/tmp` first: every directory the image writes to,
-    /// since the root filesystem is read-only. On a Deployment this includes the known
-    /// image's data directory (see `ephemeral_data_dir`).
-    pub scratch_dirs: Vec<WritableDirValues>,
-    /// The known image's data directory when it is an emptyDir (on a Deployment), so its data
-    /// lasts only as long as the pod.
-    pub ephemeral_data_dir: Option<String>,
-    /// Environment variables the sample object needs for the image to start.
-    pub sample_env: Vec<SampleEnvValues>,
-}
-
-/// A volume of the pods and where it is mounted.
-#[derive(Debug, Serialize, PartialEq, Eq)]
-pub struct WritableDirValues {
-    pub volume: String,
-    pub path: String,
-}
-
-/// An environment variable of the sample object, with its comment, one line per item.
-#[derive(Debug, Serialize, PartialEq, Eq)]
-pub struct SampleEnvValues {
-    pub name: String,
-    pub value: String,
-    pub comment: Vec<String>,
-}
-
 #[derive(Debug, Serialize)]
 pub struct GroupValues {
     pub group: String,
@@ -208,6 +154,8 @@ impl ProjectValues {
             api_crate: name.api_crate(),
             crate_ident: name.crate_ident(),
             api_crate_ident: name.api_crate_ident(),
+            runtime_version: super::vendored_runtime::VERSION,
+            runtime_dir: super::vendored_runtime::DIR,
             domain: project.domain.to_string(),
             namespaced: project.namespaced(),
             scope: match project.operator_scope {
@@ -293,72 +241,6 @@ impl KindValues {
             conversion_path: project
                 .converts(resource)
                 .then(|| resource.conversion_path(domain)),
-        }
-    }
-}
-
-/// The data directory of an image opgen does not know: a StatefulSet mounts its volume there.
-const DEFAULT_DATA_DIR: &str = "/data";
-
-impl OperandValues {
-    fn new(operand: &Operand) -> Self {
-        let known = operand.known_image();
-        let statefulset = operand.workload == Workload::StatefulSet;
-        let known_data_dir = known.and_then(|k| k.data_dir);
-        let ephemeral_data_dir = known_data_dir.filter(|_| !statefulset);
-        let tmp = WritableDir {
-            volume: "tmp",
-            path: "/tmp",
-        };
-        let data = ephemeral_data_dir.map(|path| WritableDir {
-            volume: "data",
-            path,
-        });
-        let scratch_dirs = std::iter::once(&tmp)
-            .chain(known.map_or(&[][..], |k| k.scratch_dirs))
-            .chain(data.as_ref())
-            .map(|dir| WritableDirValues {
-                volume: dir.volume.to_owned(),
-                path: dir.path.to_owned(),
-            })
-            .collect();
-        let run_as = operand.run_as();
-        let name_max = operand.workload.max_name_len();
-        Self {
-            image: operand.image.to_string(),
-            workload: operand.workload.kind(),
-            workload_resource: operand.workload.resource(),
-            statefulset,
-            port: operand.port,
-            run_as_user: run_as.map(|r| r.user.get()),
-            run_as_group: run_as.map(|r| r.group.get()),
-            command: operand.command.clone(),
-            command_literals: operand
-                .command
-                .iter()
-                .map(|argument| rust::string_literal(argument))
-                .collect(),
-            name_max,
-            name_middle_max: name_max - 2,
-            component: operand.image.component().to_owned(),
-            data_dir: known_data_dir.unwrap_or(DEFAULT_DATA_DIR).to_owned(),
-            scratch_dirs,
-            ephemeral_data_dir: ephemeral_data_dir.map(str::to_owned),
-            sample_env: known
-                .map_or(&[][..], |k| k.sample_env)
-                .iter()
-                .map(SampleEnvValues::new)
-                .collect(),
-        }
-    }
-}
-
-impl SampleEnvValues {
-    fn new(env: &SampleEnv) -> Self {
-        Self {
-            name: env.name.to_owned(),
-            value: env.value.to_owned(),
-            comment: env.why.iter().map(|line| (*line).to_owned()).collect(),
         }
     }
 }
@@ -464,102 +346,6 @@ pub fn license_template(license: License) -> Option<&'static str> {
 mod tests {
     use super::*;
     use crate::model::ForeignKind;
-
-    fn operand_values(image: &str, workload: Workload, run_as_user: Option<i64>) -> OperandValues {
-        OperandValues::new(&Operand {
-            image: image.parse().unwrap(),
-            workload,
-            port: None,
-            run_as_user: run_as_user.map(|uid| uid.try_into().unwrap()),
-            command: Vec::new(),
-        })
-    }
-
-    fn dirs(values: &OperandValues) -> Vec<(&str, &str)> {
-        values
-            .scratch_dirs
-            .iter()
-            .map(|d| (d.volume.as_str(), d.path.as_str()))
-            .collect()
-    }
-
-    #[test]
-    fn a_known_image_on_a_statefulset_keeps_its_data_on_the_volume() {
-        let values = operand_values("docker.io/library/mysql:8.0", Workload::StatefulSet, None);
-        assert_eq!(values.component, "mysql");
-        assert_eq!(values.data_dir, "/var/lib/mysql");
-        assert_eq!(dirs(&values), [("tmp", "/tmp"), ("run", "/var/run/mysqld")]);
-        assert_eq!(values.ephemeral_data_dir, None);
-        assert_eq!(
-            (values.run_as_user, values.run_as_group),
-            (Some(999), Some(999))
-        );
-        assert_eq!(
-            values
-                .sample_env
-                .iter()
-                .map(|e| e.name.as_str())
-                .collect::<Vec<_>>(),
-            ["MYSQL_RANDOM_ROOT_PASSWORD"]
-        );
-        assert!(!values.sample_env[0].comment.is_empty());
-    }
-
-    #[test]
-    fn a_known_image_on_a_deployment_keeps_its_data_in_an_empty_dir() {
-        let values = operand_values("postgres:17-alpine", Workload::Deployment, None);
-        assert_eq!(
-            dirs(&values),
-            [
-                ("tmp", "/tmp"),
-                ("run", "/var/run/postgresql"),
-                ("data", "/var/lib/postgresql")
-            ]
-        );
-        assert_eq!(
-            values.ephemeral_data_dir.as_deref(),
-            Some("/var/lib/postgresql")
-        );
-        assert_eq!(
-            (values.run_as_user, values.run_as_group),
-            (Some(70), Some(70))
-        );
-    }
-
-    #[test]
-    fn rust_literals_and_name_limits_are_prepared() {
-        let values = OperandValues::new(&Operand {
-            image: "memcached:1.6".parse().unwrap(),
-            workload: Workload::StatefulSet,
-            port: None,
-            run_as_user: None,
-            command: vec!["memcached".into(), "say \"hi\"\n".into()],
-        });
-        assert_eq!(
-            values.command_literals,
-            [r#""memcached""#, r#""say \"hi\"\n""#]
-        );
-        assert_eq!((values.name_max, values.name_middle_max), (52, 50));
-        assert_eq!(values.workload, "StatefulSet");
-        assert_eq!(values.workload_resource, "statefulsets");
-    }
-
-    #[test]
-    fn an_unknown_image_gets_defaults_and_its_own_user() {
-        let values = operand_values("ghcr.io/org/app:v1", Workload::StatefulSet, None);
-        assert_eq!(values.component, "app");
-        assert_eq!(values.data_dir, "/data");
-        assert_eq!(dirs(&values), [("tmp", "/tmp")]);
-        assert_eq!((values.run_as_user, values.run_as_group), (None, None));
-        assert!(values.sample_env.is_empty());
-
-        let values = operand_values("ghcr.io/org/app:v1", Workload::Deployment, Some(1000));
-        assert_eq!(values.ephemeral_data_dir, None);
-        assert_eq!(
-            (values.run_as_user, values.run_as_group),
-            (Some(1000), Some(1000))
-        );
-    }
 
     #[test]
     fn foreign_controllers_join_an_owned_group_of_their_module_or_have_their_own() {

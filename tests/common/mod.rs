@@ -3,6 +3,7 @@
 
 pub mod control_plane;
 pub mod docs;
+pub mod helm;
 pub mod http;
 pub mod kubectl;
 pub mod operator;

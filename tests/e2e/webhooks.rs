@@ -20,9 +20,16 @@ const CRD: &str = "mysqlclusters.db.example.com";
 /// `create webhook` for db's MySQLCluster (v1, the hub; v1alpha1 converts through it), with a
 /// default and a rule written in its file as a user writes them.
 pub fn add(project: &Project) {
+    add_with(project, "opgen");
+}
+
+/// [`add`] with the opgen binary `opgen` (a path, or `opgen` for the one under test).
+pub fn add_with(project: &Project, opgen: &str) {
     crate::run(
         &project.root,
-        "opgen create webhook --group db --version v1 --kind MySQLCluster --defaulting --validation --conversion",
+        &format!(
+            "{opgen} create webhook --group db --version v1 --kind MySQLCluster --defaulting --validation --conversion"
+        ),
         true,
     );
     let mut text = project.read(FILE);

@@ -4,12 +4,18 @@
 
 use anyhow::{Context as _, bail};
 
+use std::path::Path;
+
+use super::Outcome;
 use crate::{
     cli::CreateApiArgs,
+    interrupt::Interrupt,
+    plan::{Owner, PlannedFile},
     project::{
         Project,
-        edit::add_foreign::{AddForeign, Source},
+        edit::add_foreign::{self, AddForeign, Source},
     },
+    scaffold,
 };
 
 /// Whether `create api` is asked for a kind the project does not own: `--resource=false` with
@@ -47,6 +53,33 @@ pub fn request(
         version: version.to_owned(),
         kind: kind.to_owned(),
         source,
+    })
+}
+
+/// The edit of `PROJECT` for `request`, and the controller it scaffolds.
+pub(super) fn scaffold(
+    project: &Project,
+    request: &AddForeign,
+    root: &Path,
+    interrupt: &Interrupt,
+) -> anyhow::Result<Outcome> {
+    let change = add_foreign::add_foreign(project, request)?;
+    let stored = change
+        .stored
+        .iter()
+        .map(|(path, text)| PlannedFile::new(path, text, Owner::Scaffolded))
+        .collect();
+    let (files, formatted) =
+        scaffold::foreign_files(&change.project, &change.foreign, stored, root, interrupt)?;
+    let next_steps = format!(
+        "\nNext steps:\n  edit {} to write your reconcile logic\n  make manifests   # regenerate the RBAC from the code\n  make test\n",
+        change.foreign.controller_file()
+    );
+    Ok(Outcome {
+        files,
+        formatted,
+        warnings: Vec::new(),
+        next_steps,
     })
 }
 

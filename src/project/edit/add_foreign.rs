@@ -160,9 +160,7 @@ fn add(
     }
     let mut updated = project.clone();
     updated.foreign_kinds.push(foreign.clone());
-    updated
-        .check()
-        .map_err(|violation| anyhow::anyhow!("{}", violation.message))?;
+    updated.check()?;
     Ok(ForeignChange {
         project: updated,
         foreign,

@@ -105,9 +105,7 @@ pub fn add_resource(project: &Project, request: AddResource) -> anyhow::Result<R
     }
     // The flags were checked above with messages that name them; this is the rule book every
     // PROJECT follows (names Kubernetes refuses, Rust types two kinds would share, …).
-    updated
-        .check()
-        .map_err(|violation| anyhow::anyhow!("{}", violation.message))?;
+    updated.check()?;
     let resource = updated
         .resources
         .iter()

@@ -133,9 +133,7 @@ pub fn add_webhooks(project: &Project, request: &AddWebhooks) -> anyhow::Result<
     webhooks.conversion &= !converts_elsewhere;
     slot.webhooks = Some(webhooks).filter(|w| !w.is_empty());
     let resource = slot.clone();
-    updated
-        .check()
-        .map_err(|violation| anyhow::anyhow!("{}", violation.message))?;
+    updated.check()?;
     Ok(WebhookChange {
         project: updated,
         resource,

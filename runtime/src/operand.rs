@@ -1,0 +1,193 @@
+//! The reconciler of an operand kind (`opgen create api --image`). Its controller decides what
+//! runs with pure functions of the object (the workload, the Service in front of it, the
+//! status); [`Operand`] applies what they return, in the order Kubernetes needs, and watches
+//! what it made. A controller that needs more than pure functions (state of its own, calls to
+//! other systems) implements [`Reconcile`] itself, as a plain kind's controller does, and can
+//! still call [`Context::apply_operand`].
+
+use ::k8s_openapi::api::core::v1::Service;
+use ::kube::core::object::HasStatus;
+use ::kube::runtime::controller::Action;
+use ::serde::Serialize;
+
+use crate::apply::made_for;
+use crate::reconcile::{Reconcile, Setup, controller};
+use crate::status::Conditions;
+use crate::workload::Workload;
+use crate::{Context, Error, context::ApiObject};
+
+/// The object `K`'s workload `W`, from `K`.
+pub type DesiredWorkload<K, W> = fn(&K) -> W;
+/// The status of `K`, from what its workload `W` (as applied) reports.
+pub type DesiredStatus<K, W> = fn(&K, &W, &Conditions) -> <K as HasStatus>::Status;
+/// The Service in front of the pods of `K`'s workload, from `K`.
+pub type DesiredService<K> = fn(&K) -> Service;
+
+/// An operand kind's reconciler: see the module's documentation.
+pub struct Operand<K: HasStatus, W> {
+    app: &'static str,
+    workload: DesiredWorkload<K, W>,
+    status: DesiredStatus<K, W>,
+    service: Option<DesiredService<K>>,
+}
+
+impl<K, W> Operand<K, W>
+where
+    K: ApiObject + HasStatus<Status: Serialize + Send + Sync>,
+    W: Workload,
+{
+    /// The reconciler of an operand whose pods are labelled `app.kubernetes.io/name=<app>`
+    /// and run the application in a container named `<app>` (the events report changes of its
+    /// image).
+    pub fn new(
+        app: &'static str,
+        workload: DesiredWorkload<K, W>,
+        status: DesiredStatus<K, W>,
+    ) -> Self {
+        Self {
+            app,
+            workload,
+            status,
+            service: None,
+        }
+    }
+
+    /// Also applies a Service in front of the pods, before the workload: a StatefulSet needs
+    /// its governing Service to exist first.
+    #[must_use]
+    pub fn with_service(mut self, service: DesiredService<K>) -> Self {
+        self.service = Some(service);
+        self
+    }
+
+    /// The controller of the kind, which also watches the workloads and Services this manager
+    /// made for the app: a pod that becomes ready, or an edit of the workload, reconciles its
+    /// owner.
+    pub fn controller(self, ctx: Context) -> Setup<Self> {
+        let made = made_for(self.app);
+        let has_service = self.service.is_some();
+        let setup = controller(ctx, self).owns::<W>(made.clone());
+        if has_service {
+            setup.owns::<Service>(made)
+        } else {
+            setup
+        }
+    }
+}
+
+impl<K, W> Reconcile for Operand<K, W>
+where
+    K: ApiObject + HasStatus<Status: Serialize + Send + Sync>,
+    W: Workload,
+{
+    type Object = K;
+    /// What an operand makes carries its owner reference: once the object is deleted,
+    /// Kubernetes' garbage collector deletes it, and there is nothing to clean up.
+    const FINALIZER: bool = false;
+
+    async fn apply(&self, obj: &K, ctx: &Context) -> Result<Action, Error> {
+        if let Some(service) = self.service {
+            ctx.apply(&service(obj)).await?;
+        }
+        let workload = (self.workload)(obj);
+        ctx.apply_operand(obj, &workload, self.app, self.status)
+            .await
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use ::http::StatusCode;
+    use ::k8s_openapi::api::apps::v1::{Deployment, StatefulSet, StatefulSetSpec};
+    use ::k8s_openapi::api::core::v1::Container;
+
+    use super::*;
+    use crate::apply::{AppLabels, owned_by};
+    use crate::reconcile::RESYNC_PERIOD;
+    use crate::serving;
+    use crate::test_kinds::{self, Widget, WidgetStatus};
+    use crate::testing;
+    use crate::workload::RestrictedPods;
+
+    fn labels(widget: &Widget) -> AppLabels {
+        AppLabels::new("widget", "server", widget)
+    }
+
+    fn statefulset(widget: &Widget) -> StatefulSet {
+        let container = Container {
+            name: "widget".to_owned(),
+            image: Some("widget:1".to_owned()),
+            ..Container::default()
+        };
+        let pods = RestrictedPods::new(labels(widget).all(), container);
+        let spec = StatefulSetSpec {
+            selector: labels(widget).label_selector(),
+            template: pods.template(),
+            ..StatefulSetSpec::default()
+        };
+        StatefulSet::with_spec(owned_by(widget, labels(widget).all()), spec)
+    }
+
+    fn service(widget: &Widget) -> Service {
+        serving::service::<StatefulSet, _>(widget, &labels(widget), "http", 80)
+    }
+
+    fn status(widget: &Widget, _: &StatefulSet, _: &Conditions) -> WidgetStatus {
+        WidgetStatus {
+            observed_generation: widget.metadata.generation,
+            ..WidgetStatus::default()
+        }
+    }
+
+    #[tokio::test]
+    async fn a_new_object_gets_its_service_then_its_workload_with_an_event_then_its_status() {
+        let operand = Operand::new("widget", statefulset, status).with_service(service);
+        let widget = test_kinds::widget();
+        let action = testing::apply(&operand, &widget, async |server| {
+            let service = service(&widget);
+            server
+                .expect_applied(&service)
+                .await
+                .reply(StatusCode::CREATED, &service);
+            server.expect_created(&statefulset(&widget)).await;
+            server.expect_event(&widget, "Normal", "Created").await;
+            let status = server.expect_status_applied(&widget).await;
+            assert_eq!(status["observedGeneration"], testing::GENERATION);
+        })
+        .await;
+        assert_eq!(
+            action.expect("apply succeeds"),
+            Action::requeue(RESYNC_PERIOD)
+        );
+    }
+
+    #[tokio::test]
+    async fn without_a_service_only_the_workload_and_the_status_are_applied() {
+        let operand = Operand::new("widget", statefulset, status);
+        let widget = test_kinds::widget();
+        let action = testing::apply(&operand, &widget, async |server| {
+            let workload = statefulset(&widget);
+            let status = server.expect_new_operand(&widget, None, &workload).await;
+            assert_eq!(status["observedGeneration"], testing::GENERATION);
+        })
+        .await;
+        assert!(action.is_ok());
+    }
+
+    #[tokio::test]
+    async fn a_failed_service_apply_stops_the_reconcile_before_the_workload() {
+        let operand = Operand::new("widget", statefulset, status).with_service(service);
+        let widget = test_kinds::widget();
+        let action = testing::apply(&operand, &widget, async |server| {
+            let request = server.expect_applied(&service(&widget)).await;
+            request.fail(StatusCode::INTERNAL_SERVER_ERROR);
+        })
+        .await;
+        assert!(matches!(action, Err(Error::Kube(_))), "{action:?}");
+    }
+
+    #[test]
+    fn operands_leave_deletion_to_the_garbage_collector() {
+        const { assert!(!<Operand<Widget, Deployment> as Reconcile>::FINALIZER) };
+    }
+}

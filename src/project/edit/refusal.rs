@@ -170,6 +170,8 @@ impl std::fmt::Display for Owner {
 
 impl std::error::Error for Refusal {}
 
+// Written out rather than derived with the advice apart (as `BrokenRule` is, under
+// `Violation`): however a refusal becomes an `anyhow::Error`, `?` included, its advice stays.
 impl std::fmt::Display for Refusal {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         self.problem(f)?;
@@ -302,7 +304,7 @@ impl Refusal {
                 "Pass --controller=false to add only the types of {}",
                 asked.version
             ),
-            VersionExists { .. } => "Use another --version to add a version, or --resource=false --controller to add its controller".to_owned(),
+            VersionExists(_) => "Use another --version to add a version, or --resource=false --controller to add its controller".to_owned(),
             NoTypes(asked) => format!("Create them first: {}", asked.create_api()),
             ClusterScopedOperand { .. } => "Drop --namespaced=false".to_owned(),
             ClusterScopedInNamespaced { .. } => {
@@ -336,7 +338,7 @@ impl Refusal {
             }
             CrdVersion { .. } => "Pass --version with one of them".to_owned(),
             Breaks(rule) => return rule.hint(),
-            ImageWithoutTypes | ControllerExists { .. } | AsksForNothing => return None,
+            ImageWithoutTypes | ControllerExists(_) | AsksForNothing => return None,
         };
         Some(hint)
     }

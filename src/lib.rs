@@ -25,6 +25,7 @@ pub mod rustfmt;
 pub mod scaffold;
 pub mod shell;
 pub mod templates;
+pub mod update;
 pub mod yaml_error;
 
 use std::process::ExitCode;

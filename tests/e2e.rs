@@ -85,7 +85,10 @@ fn build_test_lint(root: &Path) {
     // the user's tests only (cargo names each test binary it runs on stderr).
     let ran = String::from_utf8_lossy(&test.stderr);
     assert!(ran.contains("Running "), "{ran}");
-    assert!(!ran.contains("opgen_runtime-"), "runs the runtime's tests:\n{ran}");
+    assert!(
+        !ran.contains("opgen_runtime-"),
+        "runs the runtime's tests:\n{ran}"
+    );
     run(root, "cargo clippy --all-targets -- -D warnings", true);
     run(root, "cargo fmt --check", true);
 }

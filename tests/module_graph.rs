@@ -27,6 +27,7 @@ const FORBIDDEN: &[(&str, &str)] = &[
     ("manifests", "commands"),
     ("bundle", "commands"),
     ("helm", "commands"),
+    ("update", "commands"),
     // Only the commands read what the user typed; the layers below take model types.
     ("bundle", "cli"),
     ("project", "cli"),
@@ -35,6 +36,7 @@ const FORBIDDEN: &[(&str, &str)] = &[
     ("plan", "cli"),
     ("apply", "cli"),
     ("helm", "cli"),
+    ("update", "cli"),
 ];
 
 /// Modules that reach nothing of the crate (the rules above hold them to it), so that every

@@ -3,14 +3,13 @@
 
 use std::{path::Path, process::ExitCode};
 
-use anyhow::{Context as _, bail};
+use anyhow::bail;
 
 use crate::{
     bundle::kustomize::Renderer,
     cli::HelmArgs,
     helm,
     interrupt::Interrupt,
-    manifests::crds,
     plan::{OnConflict, Plan},
     project::Project,
     shell::Shell,
@@ -37,7 +36,7 @@ fn generate(
     shell: &mut Shell,
     interrupt: &Interrupt,
 ) -> anyhow::Result<ExitCode> {
-    let chart = chart(root, project, renderer)?;
+    let chart = helm::project_chart(root, project, renderer)?;
     let stale = helm::stale_files(root, &chart.files)?;
     if !stale.is_empty() {
         bail!(
@@ -71,33 +70,4 @@ fn generate(
     }
     super::write(&plan, args.dry_run, shell, interrupt)?;
     Ok(ExitCode::SUCCESS)
-}
-
-/// The chart of the project at `root`, from config/default as `renderer` renders it, the
-/// ServiceMonitor of config/prometheus and the user's values.yaml; also what `update` reads
-/// to name the values a newer opgen's chart adds.
-pub fn chart(root: &Path, project: &Project, renderer: &Renderer) -> anyhow::Result<helm::Chart> {
-    if project.kinds().next().is_none() {
-        bail!(
-            "PROJECT lists no kinds, and the chart exists to install an operator's APIs\n\nAdd one with `opgen create api`, then generate the chart"
-        );
-    }
-    if !root.join(crds::BASES_DIR).is_dir() {
-        bail!(
-            "{} is missing: the chart installs the CRDs `generate manifests` writes there\n\nRun `make manifests` (or `opgen generate manifests`) first, then generate the chart",
-            crds::BASES_DIR
-        );
-    }
-    let stream = renderer.render(root, "config/default")?;
-    let monitor = read_if_exists(root, helm::MONITOR_FILE)?;
-    let values = read_if_exists(root, helm::VALUES_FILE)?;
-    helm::chart(project, &stream, monitor.as_deref(), values.as_deref())
-}
-
-fn read_if_exists(root: &Path, path: &str) -> anyhow::Result<Option<String>> {
-    match std::fs::read_to_string(root.join(path)) {
-        Ok(text) => Ok(Some(text)),
-        Err(err) if err.kind() == std::io::ErrorKind::NotFound => Ok(None),
-        Err(err) => Err(err).with_context(|| format!("cannot read {path}")),
-    }
 }

@@ -9,6 +9,7 @@
 mod area;
 mod holes;
 mod manager_settings;
+mod project_chart;
 mod templating;
 mod values_schema;
 
@@ -28,6 +29,8 @@ use area::{Area, Condition};
 use manager_settings::ManagerSettings;
 use templating::Names;
 use values_schema::Shape;
+
+pub use project_chart::project_chart;
 
 pub const CHART_DIR: &str = "dist/chart";
 pub const VALUES_FILE: &str = "dist/chart/values.yaml";

@@ -2,11 +2,10 @@
 //! built-in Kubernetes kind, or a kind of another project's CRD, whose copy is stored under
 //! `config/external/`. `PROJECT` records it under `foreignKinds`.
 
-use anyhow::bail;
-
+use super::{KindVersion, Refusal};
 use crate::{
     model::{BuiltInKind, ExternalCrd, ForeignKind, Group, Origin},
-    project::Project,
+    project::{BrokenRule, Project},
 };
 
 /// What `create api --resource=false` asks for a kind the project does not own: the words
@@ -66,13 +65,12 @@ fn add_built_in(
                 .parse::<Group>()
                 .is_ok_and(|g| owns_group(project, &g)) =>
         {
-            bail!(
-                "--resource=false needs the types of {kind} {group}/{version} to exist, and PROJECT has none\n\nCreate them first: opgen create api --group {group} --version {version} --kind {kind}"
-            )
+            return Err(Refusal::NoTypes(KindVersion::new(kind, group, version)).into());
         }
-        Err(unknown) => bail!(
-            "{kind} is not a kind of this project, nor a built-in kind: {unknown}\n\nFor a kind of your own, drop --resource=false; for another project's CRD, add --external-crd <file>"
-        ),
+        Err(unknown) => {
+            let kind = kind.to_owned();
+            return Err(Refusal::UnknownKind { kind, unknown }.into());
+        }
     };
     let foreign = ForeignKind {
         origin: Origin::BuiltIn,
@@ -96,35 +94,38 @@ fn add_external(
     version: &str,
     kind: &str,
 ) -> anyhow::Result<ForeignChange> {
-    let (crd, stored_text) = ExternalCrd::read(text, group, kind).map_err(|problem| {
-        anyhow::anyhow!(
-            "--external-crd {} is not a CRD opgen can use: {problem}\n\nPass the file of an `apiextensions.k8s.io/v1` CustomResourceDefinition, as its project publishes it",
-            crd_file
-        )
-    })?;
+    let file = crd_file.to_owned();
+    let (crd, stored_text) =
+        ExternalCrd::read(text, group, kind).map_err(|problem| Refusal::NotACrd {
+            file: file.clone(),
+            problem,
+        })?;
     if crd.group != group {
-        bail!(
-            "{} defines group `{}`, not `{group}`\n\nPass --group {}",
-            crd_file,
-            crd.group,
-            crd.group
-        );
+        let (defined, asked) = (crd.group.clone(), group.to_owned());
+        return Err(Refusal::CrdGroup {
+            file,
+            defined,
+            asked,
+        }
+        .into());
     }
     if crd.kind != kind {
-        bail!(
-            "{} defines the kind {}, not {kind}\n\nPass --kind {}, or the CRD file that defines {kind}",
-            crd_file,
-            crd.kind,
-            crd.kind
-        );
+        let (defined, asked) = (crd.kind.clone(), kind.to_owned());
+        return Err(Refusal::CrdKind {
+            file,
+            defined,
+            asked,
+        }
+        .into());
     }
     if crd.version(version).is_none() {
-        bail!(
-            "{} defines {} in version(s) {}, not {version}\n\nPass --version with one of them",
-            crd_file,
-            crd.kind,
-            crd.version_names()
-        );
+        return Err(Refusal::CrdVersion {
+            file,
+            kind: crd.kind.clone(),
+            versions: crd.version_names(),
+            asked: version.to_owned(),
+        }
+        .into());
     }
     let stored_path = ForeignKind::stored_crd_file(&crd.plural, &crd.group);
     let foreign = ForeignKind {
@@ -150,13 +151,13 @@ fn add(
     stored: Option<(String, String)>,
 ) -> anyhow::Result<ForeignChange> {
     if let Some(existing) = project.foreign_kinds.iter().find(|f| f.same_kind(&foreign)) {
-        bail!(
-            "{} of `{}` has a controller already (it watches {}); one controller runs per kind\n\nEdit {} instead",
-            foreign.kind,
-            foreign.group.shown(),
-            existing.api_version(),
-            existing.controller_file()
-        );
+        return Err(Refusal::Breaks(BrokenRule::SecondController {
+            kind: foreign.kind.to_string(),
+            group: foreign.group.shown().to_owned(),
+            watched: existing.api_version(),
+            file: existing.controller_file(),
+        })
+        .into());
     }
     let mut updated = project.clone();
     updated.foreign_kinds.push(foreign.clone());
@@ -170,4 +171,29 @@ fn add(
 
 fn owns_group(project: &Project, group: &Group) -> bool {
     project.resources.iter().any(|r| &r.group == group)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::project::Scope;
+
+    #[test]
+    fn a_kind_watched_already_is_refused_by_the_rule_it_would_break() {
+        let request = AddForeign {
+            group: "apps".to_owned(),
+            version: "v1".to_owned(),
+            kind: "Deployment".to_owned(),
+            source: Source::BuiltIn,
+        };
+        let first = add_foreign(&Project::for_test("demo", Scope::Cluster), &request).unwrap();
+        let err = add_foreign(&first.project, &request).unwrap_err();
+        assert!(
+            matches!(
+                err.downcast_ref::<Refusal>(),
+                Some(Refusal::Breaks(BrokenRule::SecondController { watched, .. })) if watched == "apps/v1"
+            ),
+            "{err}"
+        );
+    }
 }

@@ -3,8 +3,7 @@
 //! agrees on its names, scope and operand, one version is stored, and a converting kind
 //! keeps its hub.
 
-use anyhow::bail;
-
+use super::{KindVersion, Refusal};
 use crate::{
     model::{Group, Kind, Operand, Resource, ResourceName, Version},
     project::Project,
@@ -59,7 +58,7 @@ pub fn add_resource(project: &Project, request: AddResource) -> anyhow::Result<R
     let first = versions.first().copied();
     let with_types = request.types;
     if !with_types && request.operand.is_some() {
-        bail!("--image describes new types, so it cannot go with --resource=false");
+        return Err(Refusal::ImageWithoutTypes.into());
     }
     let other_controller = versions
         .iter()
@@ -67,25 +66,23 @@ pub fn add_resource(project: &Project, request: AddResource) -> anyhow::Result<R
         .map(|r| r.version.clone());
     let with_controller = request.controller.unwrap_or(other_controller.is_none());
 
-    if let Some(watching) = &other_controller.filter(|_| with_controller) {
-        bail!(
-            "{kind} already has a controller (it watches {group}/{watching}); one controller runs per kind\n\nPass --controller=false to add only the types of {version}"
-        );
+    let asked = || KindVersion::new(&kind, &group, &version);
+    if let Some(watching) = other_controller.filter(|_| with_controller) {
+        let watching = watching.to_string();
+        return Err(Refusal::SecondController {
+            asked: asked(),
+            watching,
+        }
+        .into());
     }
     let mut resource = match (existing, with_types) {
-        (Some(_), true) => bail!(
-            "{kind} {group}/{version} already exists in PROJECT\n\nUse another --version to add a version, or --resource=false --controller to add its controller"
-        ),
+        (Some(_), true) => return Err(Refusal::VersionExists(asked()).into()),
         (Some(existing), false) if existing.controller => {
-            bail!("{kind} {group}/{version} has a controller already; there is nothing to add")
+            return Err(Refusal::ControllerExists(asked()).into());
         }
-        (Some(_), false) if !with_controller => {
-            bail!("--resource=false --controller=false asks for nothing; drop one of them")
-        }
+        (Some(_), false) if !with_controller => return Err(Refusal::AsksForNothing.into()),
         (Some(existing), false) => existing.clone(),
-        (None, false) => bail!(
-            "--resource=false needs the types of {kind} {group}/{version} to exist, and PROJECT has none\n\nCreate them first: opgen create api --group {group} --version {version} --kind {kind}"
-        ),
+        (None, false) => return Err(Refusal::NoTypes(asked()).into()),
         (None, true) => new_resource(project, first, &request)?,
     };
     resource.controller = resource.controller || with_controller;
@@ -147,58 +144,56 @@ fn new_resource(
         .namespaced
         .unwrap_or(first.is_none_or(|f| f.namespaced));
     if !namespaced && request.operand.is_some() {
-        bail!(
-            "{kind} cannot be cluster-scoped: it runs its application (--image) in a workload in the namespace of each {kind} object\n\nDrop --namespaced=false"
-        );
+        let kind = kind.to_string();
+        return Err(Refusal::ClusterScopedOperand { kind }.into());
     }
     if !namespaced && project.namespaced() {
-        bail!(
-            "{kind} cannot be cluster-scoped in this project: its operator is namespaced (`opgen init --namespaced`), so it watches one namespace with a Role, and a Role cannot grant access to cluster-scoped objects\n\nDrop --namespaced=false, or keep cluster-scoped kinds in a cluster-wide operator"
-        );
+        let kind = kind.to_string();
+        return Err(Refusal::ClusterScopedInNamespaced { kind }.into());
     }
     if let Some(first) = first {
-        let differs = |what: &str, given: String, kept: String| {
-            anyhow::anyhow!(
-                "{what} `{given}` differs from `{kept}` of {kind} {group}/{}: every version of a kind shares it\n\nDrop the flag to keep `{kept}`",
-                first.version
-            )
+        let differs = |flag, given: String, kept: String| Refusal::DiffersFromFirst {
+            flag,
+            given,
+            kept,
+            kind: kind.to_string(),
+            group: group.to_string(),
+            first: first.version.to_string(),
         };
         if plural != first.plural {
-            return Err(differs(
-                "--plural",
-                plural.to_string(),
-                first.plural.to_string(),
-            ));
+            return Err(differs("--plural", plural.to_string(), first.plural.to_string()).into());
         }
         if short_name != first.short_name {
-            return Err(differs(
-                "--short-name",
-                short_name.to_string(),
-                first.short_name.to_string(),
-            ));
+            let kept = first.short_name.to_string();
+            return Err(differs("--short-name", short_name.to_string(), kept).into());
         }
         if namespaced != first.namespaced {
-            return Err(differs(
-                "--namespaced",
-                namespaced.to_string(),
-                first.namespaced.to_string(),
-            ));
+            let kept = first.namespaced.to_string();
+            return Err(differs("--namespaced", namespaced.to_string(), kept).into());
         }
     } else if let Some(clash) = project
         .resources
         .iter()
         .find(|r| r.group == group && (r.plural == plural || r.short_name == short_name))
     {
-        bail!(
-            "{kind} would share its plural `{plural}` or short name `{short_name}` with {} in group {group}\n\nChoose another with --plural or --short-name",
-            clash.kind
-        );
+        return Err(Refusal::NamesTaken {
+            kind: kind.to_string(),
+            plural: plural.to_string(),
+            short_name: short_name.to_string(),
+            other: clash.kind.to_string(),
+            group: group.to_string(),
+        }
+        .into());
     }
     let operand = match (&request.operand, first) {
-        (Some(_), Some(first)) => bail!(
-            "--image is set by the first version of a kind, and {kind} {group}/{} has it already\n\nDrop --image and the other operand flags: the new version keeps the kind's operand",
-            first.version
-        ),
+        (Some(_), Some(first)) => {
+            return Err(Refusal::OperandExists {
+                kind: kind.to_string(),
+                group: group.to_string(),
+                first: first.version.to_string(),
+            }
+            .into());
+        }
         (Some(operand), None) => Some(operand.clone()),
         (None, first) => first.and_then(|f| f.operand.clone()),
     };
@@ -254,10 +249,67 @@ fn check_hub_kept(before: &Project, after: &Project, added: &Resource) -> anyhow
     if let (Some(hub), Some(new)) = (stored(before), stored(after))
         && hub != new
     {
-        bail!(
-            "{} converts through {hub}, its hub (the storage version), and the conversions of its other versions are written against it: {new} cannot become the storage version\n\nPass --storage=false to add {new} as a version that converts through {hub}",
-            added.kind
-        );
+        return Err(Refusal::HubKept {
+            kind: added.kind.to_string(),
+            hub: hub.to_string(),
+            new: new.to_string(),
+        }
+        .into());
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::project::Scope;
+
+    fn request(version: &str, kind: &str) -> AddResource {
+        AddResource {
+            group: "db".parse().unwrap(),
+            version: version.parse().unwrap(),
+            kind: kind.parse().unwrap(),
+            types: true,
+            controller: None,
+            plural: None,
+            short_name: None,
+            namespaced: None,
+            storage: None,
+            operand: None,
+        }
+    }
+
+    fn refusal(project: &Project, request: AddResource) -> Refusal {
+        let err = add_resource(project, request).unwrap_err();
+        err.downcast_ref::<Refusal>()
+            .unwrap_or_else(|| panic!("not a refusal: {err}"))
+            .clone()
+    }
+
+    #[test]
+    fn refuses_with_the_names_of_the_request() {
+        let project = Project {
+            resources: vec![Resource::for_test("db", "v1", "Thing")],
+            ..Project::for_test("demo", Scope::Cluster)
+        };
+        assert_eq!(
+            refusal(&project, request("v1", "Thing")),
+            Refusal::VersionExists(KindVersion::new("Thing", "db", "v1"))
+        );
+        let plural = AddResource {
+            plural: Some("stuff".parse().unwrap()),
+            ..request("v2", "Thing")
+        };
+        assert_eq!(
+            refusal(&project, plural),
+            Refusal::DiffersFromFirst {
+                flag: "--plural",
+                given: "stuff".to_owned(),
+                kept: "things".to_owned(),
+                kind: "Thing".to_owned(),
+                group: "db".to_owned(),
+                first: "v1".to_owned(),
+            }
+        );
+    }
 }

@@ -1,8 +1,7 @@
 //! `create webhook`'s edit of `PROJECT`: defaulting, validation or conversion webhooks on a
 //! version of a kind the project owns.
 
-use anyhow::bail;
-
+use super::{KindVersion, Owner, Refusal};
 use crate::{
     model::{ApiGroup, BuiltInKind, Group, Kind, Origin, Resource, Version, Webhooks, core_group},
     project::Project,
@@ -37,22 +36,23 @@ pub fn refuse_foreign(
         .foreign_kinds
         .iter()
         .find(|f| same_group(&f.group) && f.kind.as_str() == kind);
-    let what = match recorded {
+    let owner = match recorded {
         Some(foreign) => match (&foreign.origin, &foreign.crd) {
-            (Origin::External, Some(crd)) => format!(
-                "a kind of another project's CRD ({crd}), recorded under `foreignKinds` in PROJECT"
-            ),
-            _ => "a built-in Kubernetes kind, recorded under `foreignKinds` in PROJECT".to_owned(),
+            (Origin::External, Some(crd)) => Owner::ExternalCrd(crd.clone()),
+            _ => Owner::RecordedBuiltIn,
         },
         None if BuiltInKind::find(group, version, kind, project.kubernetes_version).is_ok() => {
-            "a built-in Kubernetes kind".to_owned()
+            Owner::BuiltIn
         }
         None => return Ok(()),
     };
     let shown = if core_group(group) { "core" } else { group };
-    bail!(
-        "{kind} ({shown}) is {what}: webhooks are for the kinds this project owns, whose CRDs it installs, and {kind}'s admission and conversion belong to its owner\n\nopgen scaffolds webhooks for those only: add them to a kind made with `opgen create api` (without --resource=false)"
-    );
+    Err(Refusal::NotOwned {
+        kind: kind.to_owned(),
+        group: shown.to_owned(),
+        owner,
+    }
+    .into())
 }
 
 /// What `create webhook` asks of `PROJECT`: the webhooks of one version of an owned kind,
@@ -79,30 +79,24 @@ pub fn add_webhooks(project: &Project, request: &AddWebhooks) -> anyhow::Result<
     } = request;
     let (asked, force) = (*asked, *force);
     if asked.is_empty() {
-        bail!(
-            "no webhook asked for\n\nPass at least one of --defaulting, --validation and --conversion"
-        );
+        return Err(Refusal::NoWebhookAsked.into());
     }
+    let asked_for = || KindVersion::new(kind, group, version);
     let versions: Vec<&Resource> = project
         .resources
         .iter()
         .filter(|r| &r.group == group && &r.kind == kind)
         .collect();
     let Some(existing) = versions.iter().find(|r| &r.version == version) else {
-        let known = if versions.is_empty() {
-            String::new()
-        } else {
-            let listed: Vec<String> = versions.iter().map(|r| r.version.to_string()).collect();
-            format!(" (it has {})", listed.join(", "))
-        };
-        bail!(
-            "{kind} {group}/{version} is not in PROJECT{known}: a webhook is added to a kind that exists\n\nCreate it first: opgen create api --group {group} --version {version} --kind {kind}"
-        );
+        let known = versions.iter().map(|r| r.version.to_string()).collect();
+        return Err(Refusal::NoSuchVersion {
+            asked: asked_for(),
+            known,
+        }
+        .into());
     };
     if asked.conversion && versions.len() < 2 {
-        bail!(
-            "--conversion needs a kind with two versions or more, and {kind} has only {version}: there is nothing to convert\n\nAdd a version first: opgen create api --group {group} --version <new> --kind {kind}"
-        );
+        return Err(Refusal::OneVersionConversion(asked_for()).into());
     }
     let recorded = existing.webhooks.unwrap_or_default();
     // Conversion is the kind's, whichever version recorded it.
@@ -115,11 +109,11 @@ pub fn add_webhooks(project: &Project, request: &AddWebhooks) -> anyhow::Result<
         already.push("--conversion");
     }
     if !already.is_empty() && !force {
-        bail!(
-            "{kind} {group}/{version} has the webhooks of {} already\n\nDrop {}, or pass --force to scaffold them again (see the changes first with --dry-run)",
-            already.join(" and "),
-            if already.len() == 1 { "it" } else { "them" }
-        );
+        return Err(Refusal::WebhooksExist {
+            asked: asked_for(),
+            flags: already,
+        }
+        .into());
     }
 
     let mut updated = project.clone();
@@ -222,6 +216,14 @@ mod tests {
             "{missing}"
         );
         assert!(missing.contains("opgen create api --group db --version v2 --kind Thing"));
+        let typed = plan(&project, "v2", "Thing", ask(true, false, false), false).unwrap_err();
+        assert_eq!(
+            typed.downcast_ref::<Refusal>(),
+            Some(&Refusal::NoSuchVersion {
+                asked: KindVersion::new("Thing", "db", "v2"),
+                known: vec!["v1".to_owned(), "v1alpha1".to_owned()],
+            })
+        );
         let single = error(&project, "v1", "Backup", ask(false, false, true));
         assert!(single.contains("Backup has only v1"), "{single}");
     }

@@ -5,3 +5,6 @@
 pub mod add_foreign;
 pub mod add_resource;
 pub mod add_webhooks;
+mod refusal;
+
+pub use refusal::{KindVersion, Owner, Refusal};

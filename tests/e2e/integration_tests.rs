@@ -21,8 +21,9 @@ pub fn run(project: &Project, name: &str, kubernetes: &str, kinds: &[&str]) {
     let output = integration_tests(root, name, None);
     let stderr = String::from_utf8_lossy(&output.stderr);
     let skipped = stderr.matches(SKIPPED).count();
-    // Every test of a kind, and the harness's own that need a control plane.
-    assert!(skipped > kinds.len(), "{skipped} skip messages:\n{stderr}");
+    // Every test of a kind that needs a control plane (the harness's own tests are
+    // opgen-runtime's, which the project does not run).
+    assert!(skipped >= kinds.len(), "{skipped} skip messages:\n{stderr}");
     assert!(stderr.contains("setup-envtest use"), "{stderr}");
     assert!(stderr.contains("scripts/control-plane.sh"), "{stderr}");
 

@@ -83,6 +83,8 @@ pub fn update_from_the_previous_release() {
         "create api --group db --version v1alpha1 --kind MySQLCluster",
         "create api --group db --version v1 --kind MySQLCluster",
         "create api --group data --version v1alpha1 --kind PostgresCluster --image postgres:17 --workload statefulset --port 5432",
+        // A Deployment too: the on-cluster checks patch one of each workload.
+        "create api --group cache --version v1alpha1 --kind Memcached --image memcached:1.6.26-alpine --port 11211",
     ] {
         run(root, &format!("{previous} {args}"), true);
     }

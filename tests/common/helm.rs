@@ -28,6 +28,8 @@ fn build() -> Option<PathBuf> {
     }
     // Built beside the final place and renamed into it, so that two test binaries building
     // at once never run a half-written file.
+    // On a fresh checkout the shared directory may not exist yet (no project built so far).
+    std::fs::create_dir_all(shared_target_dir()).unwrap();
     let staging = tempfile::tempdir_in(shared_target_dir()).unwrap();
     let started = Instant::now();
     let output = match Command::new("go")

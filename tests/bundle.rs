@@ -635,31 +635,13 @@ fn init_base_scaffolds_config_manifests_for_an_existing_project() {
     );
 }
 
-fn make(project: &Project, args: &str) -> String {
-    let output = std::process::Command::new("make")
-        .args(args.split_whitespace())
-        .arg(format!("OPGEN={}", env!("CARGO_BIN_EXE_opgen")))
-        .current_dir(&project.root)
-        .env("NO_COLOR", "1")
-        .output()
-        .expect("make runs");
-    let text = format!(
-        "{}{}",
-        String::from_utf8_lossy(&output.stdout),
-        String::from_utf8_lossy(&output.stderr)
-    );
-    assert!(output.status.success(), "make {args} failed:\n{text}");
-    text
-}
-
 #[test]
 fn the_makefile_builds_the_bundle_the_catalog_and_installs_through_olm() {
     let project = project("");
     // `-o manifests`: the CRDs are written already, and building crdgen takes minutes.
-    make(
-        &project,
-        &format!("-o manifests bundle IMG={IMAGE} CHANNELS=alpha,stable DEFAULT_CHANNEL=stable"),
-    );
+    project.make(&format!(
+        "-o manifests bundle IMG={IMAGE} CHANNELS=alpha,stable DEFAULT_CHANNEL=stable"
+    ));
     let csv = yaml(&project, CSV);
     assert_eq!(
         csv["spec"]["version"], "0.1.0",
@@ -684,14 +666,11 @@ fn the_makefile_builds_the_bundle_the_catalog_and_installs_through_olm() {
         "#!/bin/sh\necho \"container-tool $*\" >> built.log\n",
     );
     let bundle_image = "registry.example.com/demo-operator-bundle:v0.1.0";
-    make(
-        &project,
-        &format!(
-            "catalog-build OPM={} CONTAINER_TOOL={} IMAGE_TAG_BASE=registry.example.com/demo-operator",
-            bin.join("opm").display(),
-            bin.join("container-tool").display()
-        ),
-    );
+    project.make(&format!(
+        "catalog-build OPM={} CONTAINER_TOOL={} IMAGE_TAG_BASE=registry.example.com/demo-operator",
+        bin.join("opm").display(),
+        bin.join("container-tool").display()
+    ));
     let index = project.read("bin/catalog/demo-operator/index.yaml");
     let blobs: Vec<Value> = serde_saphyr::from_multiple(&index).unwrap();
     assert_eq!(
@@ -714,13 +693,10 @@ fn the_makefile_builds_the_bundle_the_catalog_and_installs_through_olm() {
         &bin.join("kubectl"),
         "#!/bin/sh\nif [ \"$1\" = apply ]; then cat > applied.yaml; else exec kubectl \"$@\"; fi\n",
     );
-    make(
-        &project,
-        &format!(
-            "olm-deploy KUBECTL={} CATALOG_IMG=registry.example.com/catalog:v1",
-            bin.join("kubectl").display()
-        ),
-    );
+    project.make(&format!(
+        "olm-deploy KUBECTL={} CATALOG_IMG=registry.example.com/catalog:v1",
+        bin.join("kubectl").display()
+    ));
     let applied: Vec<Value> = serde_saphyr::from_multiple(&project.read("applied.yaml")).unwrap();
     let mut kinds: Vec<&str> = applied
         .iter()

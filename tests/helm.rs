@@ -504,45 +504,23 @@ fn values_reach_the_objects() {
     assert_eq!(binding["subjects"][0]["namespace"], "shop-ns");
 }
 
-fn make(project: &Project, args: &str) -> String {
-    let output = std::process::Command::new("make")
-        .args(args.split_whitespace())
-        .arg(format!("OPGEN={}", env!("CARGO_BIN_EXE_opgen")))
-        .current_dir(&project.root)
-        .env("NO_COLOR", "1")
-        .output()
-        .expect("make runs");
-    let text = format!(
-        "{}{}",
-        String::from_utf8_lossy(&output.stdout),
-        String::from_utf8_lossy(&output.stderr)
-    );
-    assert!(output.status.success(), "make {args} failed:\n{text}");
-    text
-}
-
 #[test]
 fn the_makefile_makes_lints_deploys_and_uninstalls_the_chart() {
     let project = namespaced();
-    let help = make(&project, "help");
+    let help = project.make("help");
     for target in ["helm ", "helm-lint ", "helm-deploy ", "helm-uninstall "] {
         assert!(help.contains(&format!("  {target}")), "{target}:\n{help}");
     }
     // `-o manifests`: the CRDs are written already, and building crdgen takes minutes.
-    make(&project, "-o manifests helm");
+    project.make("-o manifests helm");
     assert!(project.root.join("dist/chart/values.schema.json").is_file());
     if let Some(helm) = helm::helm() {
-        let lint = make(
-            &project,
-            &format!("-o manifests helm-lint HELM={}", helm.display()),
-        );
+        let lint = project.make(&format!("-o manifests helm-lint HELM={}", helm.display()));
         assert!(lint.contains("0 chart(s) failed"), "{lint}");
     }
     // What helm-deploy and helm-uninstall would run, with a registry's port in IMG.
-    let deploy = make(
-        &project,
-        "-n -o manifests -o helm helm-deploy IMG=registry.example.com:5000/team/op:1.2.3",
-    );
+    let deploy = project
+        .make("-n -o manifests -o helm helm-deploy IMG=registry.example.com:5000/team/op:1.2.3");
     assert!(
         deploy.contains("helm upgrade --install team-operator dist/chart --namespace team-operator-system --create-namespace"),
         "{deploy}"
@@ -553,7 +531,7 @@ fn the_makefile_makes_lints_deploys_and_uninstalls_the_chart() {
         ),
         "{deploy}"
     );
-    let uninstall = make(&project, "-n helm-uninstall ignore-not-found=true");
+    let uninstall = project.make("-n helm-uninstall ignore-not-found=true");
     assert!(
         uninstall.contains(
             "helm uninstall team-operator --namespace team-operator-system --ignore-not-found"

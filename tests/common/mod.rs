@@ -93,6 +93,25 @@ pub struct Project {
 }
 
 impl Project {
+    /// `make <args>` in the project, with this opgen as `OPGEN`; panics with the output
+    /// unless it succeeds, and returns stdout and stderr together.
+    pub fn make(&self, args: &str) -> String {
+        let output = std::process::Command::new("make")
+            .args(args.split_whitespace())
+            .arg(format!("OPGEN={}", env!("CARGO_BIN_EXE_opgen")))
+            .current_dir(&self.root)
+            .env("NO_COLOR", "1")
+            .output()
+            .expect("make runs");
+        let text = format!(
+            "{}{}",
+            String::from_utf8_lossy(&output.stdout),
+            String::from_utf8_lossy(&output.stderr)
+        );
+        assert!(output.status.success(), "make {args} failed:\n{text}");
+        text
+    }
+
     /// `opgen init <name> --domain example.com <extra>`, `extra` split at whitespace.
     pub fn init(name: &str, extra: &str) -> Self {
         Self::init_args(name, &extra.split_whitespace().collect::<Vec<_>>())

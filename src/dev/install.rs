@@ -4,7 +4,10 @@
 //! takes its CRDs and webhook configurations from `config/dev`, as `make dev-webhooks` does,
 //! calling the manager on this machine.
 
-use std::path::Path;
+use std::{
+    hash::{Hash as _, Hasher as _},
+    path::Path,
+};
 
 use anyhow::Context as _;
 
@@ -73,6 +76,24 @@ fn render(admin: &Kubectl, root: &Path, dir: &str) -> anyhow::Result<String> {
         .with_context(|| format!("cannot render {dir}"))
 }
 
+/// What the install is made from: every file of `config/`, by path and content. The rendered
+/// manifests depend on nothing else (the webhook port is fixed for a session), so an equal
+/// fingerprint means that applying again would change nothing on the API server.
+pub fn config_fingerprint(root: &Path) -> anyhow::Result<u64> {
+    let mut hasher = std::hash::DefaultHasher::new();
+    let config = root.join("config");
+    for entry in walkdir::WalkDir::new(&config).sort_by_file_name() {
+        let entry = entry.with_context(|| format!("cannot read {}", config.display()))?;
+        if entry.file_type().is_file() {
+            let content = std::fs::read(entry.path())
+                .with_context(|| format!("cannot read {}", entry.path().display()))?;
+            entry.path().hash(&mut hasher);
+            content.hash(&mut hasher);
+        }
+    }
+    Ok(hasher.finish())
+}
+
 /// `kubectl apply --server-side -k config/samples` in `namespace`.
 pub fn apply_samples(admin: &Kubectl, root: &Path, namespace: &str) -> anyhow::Result<String> {
     let samples = root.join("config/samples");
@@ -115,6 +136,35 @@ fn without_kinds(rendered: &str, kinds: &[&str]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_fingerprint_changes_with_any_file_of_config_and_only_then() {
+        let dir = tempfile::tempdir().unwrap();
+        let rbac = dir.path().join("config/rbac");
+        std::fs::create_dir_all(&rbac).unwrap();
+        std::fs::write(rbac.join("role.yaml"), "rules: []\n").unwrap();
+        std::fs::write(dir.path().join("Cargo.toml"), "[package]\n").unwrap();
+        let first = config_fingerprint(dir.path()).unwrap();
+        assert_eq!(config_fingerprint(dir.path()).unwrap(), first);
+
+        std::fs::write(dir.path().join("Cargo.toml"), "[package]\nname = \"x\"\n").unwrap();
+        assert_eq!(
+            config_fingerprint(dir.path()).unwrap(),
+            first,
+            "outside config/"
+        );
+
+        std::fs::write(rbac.join("role.yaml"), "rules: [{}]\n").unwrap();
+        let edited = config_fingerprint(dir.path()).unwrap();
+        assert_ne!(edited, first, "an edited file");
+
+        std::fs::rename(rbac.join("role.yaml"), rbac.join("other.yaml")).unwrap();
+        assert_ne!(
+            config_fingerprint(dir.path()).unwrap(),
+            edited,
+            "a renamed file"
+        );
+    }
 
     #[test]
     fn leaves_out_documents_of_the_given_kinds_only() {

@@ -124,6 +124,7 @@ pub fn run(
     generate_manifests(root, shell, interrupt)?;
     let [webhook_port] = control_plane::free_ports();
     install::install(&admin, root, webhook_port)?;
+    let installed_config = install::config_fingerprint(root)?;
     shell.status(
         "Installed",
         &format!(
@@ -151,7 +152,15 @@ pub fn run(
     cluster.kubeconfig_with_token(&launch.kubeconfig, &token)?;
     std::fs::write(&launch.log, "")?;
 
-    let mut session = Session::new(root, project, options, identity, launch, &dir, &audit.log);
+    let mut session = Session::new(
+        root,
+        project,
+        options,
+        identity,
+        launch,
+        &audit.log,
+        installed_config,
+    );
     session.start_build(shell)?;
     let mut watcher = Watcher::new(root);
     shell.status(
@@ -175,12 +184,11 @@ pub fn run(
         }
         if pending.is_some_and(|since| since.elapsed() >= SETTLE) {
             pending = None;
-            session.sources_changed();
-            if let Err(err) = session.start_build(shell) {
+            if let Err(err) = session.sources_changed(&admin, shell, interrupt) {
                 break Err(err);
             }
         }
-        if let Err(err) = session.tick(&admin, shell, interrupt) {
+        if let Err(err) = session.tick(&admin, shell) {
             break Err(err);
         }
         thread::sleep(TICK);

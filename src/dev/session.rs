@@ -31,9 +31,8 @@ pub struct Session<'a> {
     manager_started: Option<Instant>,
     build: Option<Build>,
     samples_applied: bool,
-    /// The manifests on the API server are those of the sources the running build is of:
-    /// true from the install at the start until the first build is run.
-    installed: bool,
+    /// The fingerprint of `config/` as last applied to the API server.
+    installed_config: u64,
     manager_log: Tail,
     audit_log: Tail,
     refusals: Refusals,
@@ -43,16 +42,16 @@ pub struct Session<'a> {
 }
 
 impl<'a> Session<'a> {
-    /// A session whose files are in `dir`, reading the API server's audit events from
-    /// `audit_log`; nothing runs yet.
+    /// A session reading the API server's audit events from `audit_log`, with `config/` of
+    /// fingerprint `installed_config` installed; nothing runs yet.
     pub fn new(
         root: &'a Path,
         project: &'a Project,
         options: &'a Options,
         identity: Identity,
         launch: Launch,
-        dir: &Path,
         audit_log: &Path,
+        installed_config: u64,
     ) -> Self {
         Self {
             root,
@@ -65,18 +64,55 @@ impl<'a> Session<'a> {
             manager_started: None,
             build: None,
             samples_applied: false,
-            installed: true,
+            installed_config,
             audit_log: Tail::from_end(audit_log),
             refusals: Refusals::default(),
-            build_log: dir.join("build.log"),
+            build_log: super::session_dir(root).join("build.log"),
             changed_at: None,
         }
     }
 
-    /// The sources changed: what runs and what is installed are now out of date.
-    pub fn sources_changed(&mut self) {
+    /// The sources changed: regenerates the manifests and re-applies what changed while the
+    /// running manager goes on (so the install overlaps the build instead of delaying the
+    /// restart), then builds the manager from the new sources. When the manifests cannot be
+    /// made or applied, nothing is built and the running manager is kept.
+    pub fn sources_changed(
+        &mut self,
+        admin: &kubectl::Kubectl,
+        shell: &mut Shell,
+        interrupt: &Interrupt,
+    ) -> anyhow::Result<()> {
         self.changed_at = Some(Instant::now());
-        self.installed = false;
+        if let Some(mut build) = self.build.take() {
+            build.cancel();
+        }
+        if let Err(err) = self.reinstall(admin, shell, interrupt) {
+            interrupt.check()?;
+            shell.warn(&format!("{err:#}; the running manager is kept"));
+            self.changed_at = None;
+            return Ok(());
+        }
+        self.start_build(shell)
+    }
+
+    /// `generate manifests`, then the install again if `config/` is not what was applied last.
+    fn reinstall(
+        &mut self,
+        admin: &kubectl::Kubectl,
+        shell: &mut Shell,
+        interrupt: &Interrupt,
+    ) -> anyhow::Result<()> {
+        generate_manifests(self.root, shell, interrupt)?;
+        let fingerprint = install::config_fingerprint(self.root)?;
+        if fingerprint == self.installed_config {
+            shell.status("Unchanged", "config/: nothing to apply again");
+            return Ok(());
+        }
+        install::install(admin, self.root, self.launch.webhook_port)?;
+        self.installed_config = fingerprint;
+        shell.status("Applied", "the CRDs and RBAC of config/default");
+        self.refusals.forget();
+        Ok(())
     }
 
     /// Starts a build of the manager, stopping one still running for older sources.
@@ -91,12 +127,7 @@ impl<'a> Session<'a> {
     }
 
     /// One look at the build, the manager and the logs.
-    pub fn tick(
-        &mut self,
-        admin: &kubectl::Kubectl,
-        shell: &mut Shell,
-        interrupt: &Interrupt,
-    ) -> anyhow::Result<()> {
+    pub fn tick(&mut self, admin: &kubectl::Kubectl, shell: &mut Shell) -> anyhow::Result<()> {
         // On a terminal, cargo's progress; elsewhere its outcome alone, one line.
         if shell.shows_progress()
             && let Some(build) = &mut self.build
@@ -125,7 +156,7 @@ impl<'a> Session<'a> {
                         "Built",
                         &format!("the manager in {:.1}s", build.elapsed().as_secs_f64()),
                     );
-                    self.restart(&binary, admin, shell, interrupt)?;
+                    self.restart(&binary, shell)?;
                 }
             }
         }
@@ -174,28 +205,8 @@ impl<'a> Session<'a> {
         Ok(())
     }
 
-    /// Regenerates and re-applies the manifests, then replaces the running manager with
-    /// `binary`. A failed `generate manifests` keeps the old manager.
-    fn restart(
-        &mut self,
-        binary: &Path,
-        admin: &kubectl::Kubectl,
-        shell: &mut Shell,
-        interrupt: &Interrupt,
-    ) -> anyhow::Result<()> {
-        if !std::mem::take(&mut self.installed) {
-            if let Err(err) = generate_manifests(self.root, shell, interrupt) {
-                interrupt.check()?;
-                shell.warn(&format!("{err:#}; the running manager is kept"));
-                return Ok(());
-            }
-            if let Err(err) = install::install(admin, self.root, self.launch.webhook_port) {
-                shell.warn(&format!("{err:#}; the running manager is kept"));
-                return Ok(());
-            }
-            shell.status("Applied", "the CRDs and RBAC of config/default");
-            self.refusals.forget();
-        }
+    /// Replaces the running manager with `binary`.
+    fn restart(&mut self, binary: &Path, shell: &mut Shell) -> anyhow::Result<()> {
         if let Some(mut old) = self.manager.take() {
             old.stop();
         }

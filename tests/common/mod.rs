@@ -139,7 +139,6 @@ impl Project {
         opgen(&self.root)
     }
 
-    /// Runs `opgen create api` with the given flags and expects success.
     /// Runs `opgen create api <args>` (split at whitespace) and expects success.
     pub fn create_api(&self, args: &str) {
         self.opgen()

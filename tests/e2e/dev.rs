@@ -2,7 +2,8 @@
 //! turn (the manager is built once and rebuilt incrementally), then a second, short session
 //! is killed with SIGKILL.
 //!
-//! 1. The sample is reconciled by the manager running as its ServiceAccount.
+//! 1. The sample is reconciled by the manager running as its ServiceAccount; its webhooks
+//!    (failure policy `fail`) are called on this machine, or the sample could not be created.
 //! 2. An edit of the controller is picked up: rebuilt, restarted, the new status is written.
 //! 3. A build that fails keeps the running manager, and shows the compiler's error.
 //! 4. A removed RBAC marker: the role shrinks, and the refusal is reported with the marker.
@@ -147,6 +148,21 @@ pub fn run() {
     let assets = control_plane::assets().unwrap_or_else(|err| panic!("{err:#}"));
     let project = Project::init("dev-op", "");
     project.create_api("--group db --version v1 --kind Widget");
+    project
+        .opgen()
+        .args([
+            "create",
+            "webhook",
+            "--group",
+            "db",
+            "--version",
+            "v1",
+            "--kind",
+            "Widget",
+        ])
+        .args(["--defaulting", "--validation"])
+        .assert()
+        .success();
     let root = project.root.clone();
     let session_dir = root.join("target/opgen-dev");
     let admin = Kubectl::new(&session_dir.join("cluster/admin.kubeconfig"));
@@ -161,6 +177,21 @@ pub fn run() {
         ready_message(&admin)
     });
     assert_eq!(message, "Widget is reconciled");
+    for configuration in [
+        "mutatingwebhookconfigurations",
+        "validatingwebhookconfigurations",
+    ] {
+        let urls = admin.ok(&["get", configuration, "-o", "jsonpath={..clientConfig.url}"]);
+        assert!(
+            urls.starts_with("https://127.0.0.1:"),
+            "{configuration}: {urls}"
+        );
+    }
+    let output = session.output();
+    assert!(
+        output.contains("Installed config/dev: the webhooks call https://127.0.0.1:"),
+        "{output}"
+    );
     let first_reconciled = started.elapsed();
     log("the sample is reconciled by the manager as its ServiceAccount");
     let output = session.output();
@@ -193,7 +224,11 @@ pub fn run() {
     });
     let edit_to_reconciled = edited_at.elapsed();
     let since = session.wait_for_line("Ready", from, REBUILD);
-    assert!(since.contains("Applied the CRDs and RBAC"), "{since}");
+    // A message changed, no marker: the manifests are the same, and are not applied again.
+    assert!(
+        since.contains("Unchanged config/") && !since.contains("Applied the CRDs"),
+        "{since}"
+    );
     log(&format!(
         "edit → reconciled again in {edit_to_reconciled:.1?}"
     ));
@@ -230,6 +265,10 @@ pub fn run() {
     );
     edit(&root, CONTROLLER, &format!("{STATUS_MARKER}\n"), "");
     let since = session.wait_for_line("the API server refused the manager", from, REBUILD);
+    assert!(
+        since.contains("Applied the CRDs and RBAC"),
+        "the shrunk role is not applied:\n{since}"
+    );
     let report = since
         .lines()
         .find(|line| line.contains("refused the manager"))

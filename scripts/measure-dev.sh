@@ -1,0 +1,65 @@
+#!/usr/bin/env bash
+# Measures `opgen dev` on a new project: the cold start (nothing built) and the warm start to
+# the samples applied, and the time from a saved controller edit to the restarted manager
+# ready, as `opgen dev` reports it, for three edits. docs/performance.md reports its output.
+#
+# usage: scripts/measure-dev.sh OPGEN WORKDIR
+#   OPGEN    the opgen binary to measure
+#   WORKDIR  an empty directory; the project and its Cargo target go there
+# Needs a control plane: KUBEBUILDER_ASSETS (scripts/control-plane.sh 1.33).
+set -euo pipefail
+opgen=$(realpath "${1:?usage: scripts/measure-dev.sh OPGEN WORKDIR}")
+work=${2:?usage: scripts/measure-dev.sh OPGEN WORKDIR}
+: "${KUBEBUILDER_ASSETS:?set KUBEBUILDER_ASSETS to a control plane: scripts/control-plane.sh 1.33}"
+mkdir -p "$work"
+work=$(realpath "$work")
+if [ -n "$(ls -A "$work")" ]; then
+    echo "error: $work is not empty: give an empty directory, so that the first build is cold" >&2
+    exit 1
+fi
+
+cd "$work"
+export NO_COLOR=1 CARGO_TARGET_DIR="$work/target"
+"$opgen" --quiet init demo --domain example.com
+cd demo
+"$opgen" --quiet create api --group db --version v1alpha1 --kind Widget
+"$opgen" --quiet create api --group cache --version v1alpha1 --kind Memcached \
+    --image memcached:1.6.26-alpine --port 11211
+controller=src/controllers/db/widget.rs
+output="$work/dev.log"
+
+# Waits until the session's output has more than $2 lines matching $1; prints the last one.
+wait_for() {
+    local pattern=$1 seen=$2 deadline=$((SECONDS + ${3:-900}))
+    while [ "$(grep -c -- "$pattern" "$output" || true)" -le "$seen" ]; do
+        if [ $SECONDS -ge $deadline ] || ! kill -0 "$dev" 2>/dev/null; then
+            echo "error: no '$pattern' from opgen dev; its output:" >&2
+            tail -30 "$output" >&2
+            exit 1
+        fi
+        sleep 0.2
+    done
+    grep -- "$pattern" "$output" | tail -1
+}
+session() {
+    : >"$output"
+    "$opgen" dev >"$output" 2>&1 &
+    dev=$!
+    local start=$SECONDS
+    wait_for "Applied config/samples" 0 >/dev/null
+    echo "$1: opgen dev to the samples applied: $((SECONDS - start)) s"
+}
+stop() { kill -INT "$dev"; wait "$dev" || true; }
+trap 'kill -INT "$dev" 2>/dev/null || true' EXIT
+
+session "cold (nothing built)"
+stop
+session "warm (everything built)"
+for edit in 1 2 3; do
+    seen=$(grep -c "after the change" "$output" || true)
+    sed -i "0,/is reconciled/s//is reconciled (edit $edit)/" "$controller"
+    line=$(wait_for "after the change" "$seen")
+    echo "edit $edit: ${line##*its start, }" | tr -d ')'
+done
+grep -- "Built the manager" "$output" | tail -3 | sed 's/^ */incremental build: /'
+stop

@@ -46,7 +46,8 @@ session() {
     "$opgen" dev >"$output" 2>&1 &
     dev=$!
     local start=$SECONDS
-    wait_for "Applied config/samples" 0 >/dev/null
+    # The cold build of kube and its dependencies takes many minutes on a busy machine.
+    wait_for "Applied config/samples" 0 3600 >/dev/null
     echo "$1: opgen dev to the samples applied: $((SECONDS - start)) s"
 }
 stop() { kill -INT "$dev"; wait "$dev" || true; }
@@ -55,11 +56,19 @@ trap 'kill -INT "$dev" 2>/dev/null || true' EXIT
 session "cold (nothing built)"
 stop
 session "warm (everything built)"
+# The sample's Ready message, as the manager wrote it last.
+message() {
+    kubectl --kubeconfig target/opgen-dev/cluster/admin.kubeconfig get widget widget-sample \
+        -n default -o 'jsonpath={.status.conditions[?(@.type=="Ready")].message}' 2>/dev/null || true
+}
 for edit in 1 2 3; do
     seen=$(grep -c "after the change" "$output" || true)
+    start=$(date +%s.%N)
     sed -i "0,/is reconciled/s//is reconciled (edit $edit)/" "$controller"
     line=$(wait_for "after the change" "$seen")
-    echo "edit $edit: ${line##*its start, }" | tr -d ')'
+    until message | grep -q "(edit $edit)"; do sleep 0.1; done
+    end=$(date +%s.%N)
+    echo "edit $edit: the manager ready ${line##*its start, }, the sample's status showing the edit $(awk -v s="$start" -v e="$end" 'BEGIN { printf "%.1f", e - s }') s after the save" | tr -d ')'
 done
 grep -- "Built the manager" "$output" | tail -3 | sed 's/^ */incremental build: /'
 stop

@@ -386,8 +386,9 @@ fn non_root_uid(value: &str) -> Result<crate::model::NonRootId, String> {
         manager's namespace and ServiceAccount), builds the manager and runs it with that \
         ServiceAccount's token, so only the generated role applies, then applies the samples \
         and streams the manager's log. A request the API server refuses is reported with the \
-        `+opgen:rbac` marker to add. On every saved change it rebuilds, regenerates and \
-        re-applies the manifests and restarts the manager; a failed build keeps the old one. \
+        `+opgen:rbac` marker to add. On every saved change it regenerates the manifests, \
+        applies them again if they changed, rebuilds and restarts the manager; a failed build \
+        keeps the old one. \
         Everything lives in target/opgen-dev/; Ctrl-C stops it all."
 )]
 pub struct DevArgs {

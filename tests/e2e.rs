@@ -32,6 +32,8 @@ mod manifests;
 mod on_cluster;
 #[path = "e2e/previous_release.rs"]
 mod previous_release;
+#[path = "e2e/steady_state.rs"]
+mod steady_state;
 #[path = "e2e/webhooks.rs"]
 mod webhooks;
 

@@ -7,9 +7,11 @@ use ::std::fmt::Debug;
 
 use ::k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, ObjectMeta};
 use ::kube::api::{Patch, PatchParams};
+use ::kube::runtime::reflector::Store;
 use ::kube::runtime::watcher;
 use ::kube::{Resource, ResourceExt as _};
 
+use crate::cache::{cached, fingerprinted, is_up_to_date};
 use crate::context::{ApiObject, field_manager};
 use crate::{Context, Error};
 
@@ -98,6 +100,27 @@ where
     }
 }
 
+/// What [`Context::apply_cached`] found and did.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Applied<C> {
+    /// The object as stored now.
+    pub object: C,
+    /// The object as it was before, if it existed.
+    pub before: Option<C>,
+    /// Whether it was applied (`false`: it was up to date, and nothing was sent).
+    pub written: bool,
+}
+
+impl<C: Clone> Applied<C> {
+    pub(crate) fn unchanged(object: C) -> Self {
+        Self {
+            before: Some(object.clone()),
+            object,
+            written: false,
+        }
+    }
+}
+
 impl Context {
     /// Applies `object` with server-side apply under the manager's field manager, creating it
     /// if it is missing and taking back any field someone else changed; returns it as stored.
@@ -110,6 +133,41 @@ impl Context {
         Ok(api
             .patch(&object.name_any(), &params, &Patch::Apply(object))
             .await?)
+    }
+
+    /// Applies `desired` as [`Context::apply`] does, unless the copy of it in `cache` (the
+    /// watch of what the controller made) shows it applied already and unchanged since: a
+    /// steady reconcile then sends no request at all.
+    pub async fn apply_cached<C>(&self, desired: &C, cache: &Store<C>) -> Result<Applied<C>, Error>
+    where
+        C: ApiObject,
+    {
+        let observed = cached(cache, desired);
+        self.apply_unless_up_to_date(desired, observed).await
+    }
+
+    /// Applies `desired` as [`Context::apply`] does, with its fingerprint (see
+    /// [`crate::cache`]), unless `observed`, the stored object as last seen, is up to date.
+    pub async fn apply_unless_up_to_date<C>(
+        &self,
+        desired: &C,
+        observed: Option<C>,
+    ) -> Result<Applied<C>, Error>
+    where
+        C: ApiObject,
+    {
+        let desired = fingerprinted(desired);
+        if let Some(observed) = &observed
+            && is_up_to_date(observed, &desired)
+        {
+            return Ok(Applied::unchanged(observed.clone()));
+        }
+        let applied = self.apply(&desired).await?;
+        Ok(Applied {
+            object: applied,
+            before: observed,
+            written: true,
+        })
     }
 
     /// The stored object that `object` names (its kind, namespace and name), if it exists.

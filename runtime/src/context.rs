@@ -57,7 +57,15 @@ pub struct Context {
     pub watch_namespace: Option<String>,
     /// Cancelled when the process must stop (signal, or leadership lost).
     pub shutdown: CancellationToken,
+    /// How many objects each controller reconciles at once, at most.
+    pub concurrency: u16,
 }
+
+/// How many objects a controller reconciles at once unless `--max-concurrent-reconciles`
+/// says otherwise: enough to keep a few requests in flight while others wait on the API
+/// server, few enough that a burst of new objects does not queue hundreds of writes on a small
+/// control plane, which then answers everything else (leases, probes, other controllers) late.
+pub const DEFAULT_CONCURRENCY: u16 = 4;
 
 impl Context {
     /// A context with fresh metrics and a shutdown token nothing has cancelled yet.
@@ -68,6 +76,7 @@ impl Context {
             metrics: Arc::new(Metrics::new()),
             watch_namespace,
             shutdown: CancellationToken::new(),
+            concurrency: DEFAULT_CONCURRENCY,
         }
     }
 

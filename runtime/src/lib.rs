@@ -39,6 +39,7 @@
 #![warn(missing_docs)]
 
 pub mod apply;
+pub mod cache;
 pub mod context;
 #[cfg(any(test, feature = "envtest"))]
 pub mod envtest;

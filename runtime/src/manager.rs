@@ -36,6 +36,8 @@ pub struct Options {
     pub watch_namespace: Option<String>,
     /// How the logs are written.
     pub log_format: LogFormat,
+    /// How many objects each controller reconciles at once, at most (at least 1).
+    pub max_concurrent_reconciles: u16,
 }
 
 /// A project's manager: its name, how it runs, and its webhooks. What the project's `main`
@@ -137,7 +139,8 @@ where
     let client = ::kube::Client::try_from(kube_config.clone())
         .context("cannot build a Kubernetes client from the configuration")?;
 
-    let ctx = Context::new(client, options.watch_namespace);
+    let mut ctx = Context::new(client, options.watch_namespace);
+    ctx.concurrency = options.max_concurrent_reconciles.max(1);
     let shutdown = ctx.shutdown.clone();
     check_api_server(&ctx.client, &kube_config).await?;
 

@@ -8,6 +8,7 @@
 use ::k8s_openapi::api::core::v1::Service;
 use ::kube::core::object::HasStatus;
 use ::kube::runtime::controller::Action;
+use ::kube::runtime::reflector::{self, Store, store::Writer};
 use ::serde::Serialize;
 
 use crate::apply::made_for;
@@ -24,11 +25,18 @@ pub type DesiredStatus<K, W> = fn(&K, &W, &Conditions) -> <K as HasStatus>::Stat
 pub type DesiredService<K> = fn(&K) -> Service;
 
 /// An operand kind's reconciler: see the module's documentation.
-pub struct Operand<K: HasStatus, W> {
+pub struct Operand<K: HasStatus, W: Workload> {
     app: &'static str,
     workload: DesiredWorkload<K, W>,
     status: DesiredStatus<K, W>,
     service: Option<DesiredService<K>>,
+    /// The workloads and Services the controller's watches keep, which a steady reconcile
+    /// compares the desired ones with instead of reading them.
+    workloads: Store<W>,
+    services: Store<Service>,
+    /// What fills them, until [`Operand::controller`] hands it to the watches. Without a
+    /// running controller (in unit tests) the stores stay empty, and every object is read.
+    writers: Option<(Writer<W>, Writer<Service>)>,
 }
 
 impl<K, W> Operand<K, W>
@@ -44,11 +52,16 @@ where
         workload: DesiredWorkload<K, W>,
         status: DesiredStatus<K, W>,
     ) -> Self {
+        let (workloads, workload_writer) = reflector::store();
+        let (services, service_writer) = reflector::store();
         Self {
             app,
             workload,
             status,
             service: None,
+            workloads,
+            services,
+            writers: Some((workload_writer, service_writer)),
         }
     }
 
@@ -63,12 +76,15 @@ where
     /// The controller of the kind, which also watches the workloads and Services this manager
     /// made for the app: a pod that becomes ready, or an edit of the workload, reconciles its
     /// owner.
-    pub fn controller(self, ctx: Context) -> Setup<Self> {
+    pub fn controller(mut self, ctx: Context) -> Setup<Self> {
         let made = made_for(self.app);
         let has_service = self.service.is_some();
-        let setup = controller(ctx, self).owns::<W>(made.clone());
+        let Some((workloads, services)) = self.writers.take() else {
+            unreachable!("`controller` takes the operand, so it runs once")
+        };
+        let setup = controller(ctx, self).owns_cached::<W>(made.clone(), workloads);
         if has_service {
-            setup.owns::<Service>(made)
+            setup.owns_cached::<Service>(made, services)
         } else {
             setup
         }
@@ -87,10 +103,10 @@ where
 
     async fn apply(&self, obj: &K, ctx: &Context) -> Result<Action, Error> {
         if let Some(service) = self.service {
-            ctx.apply(&service(obj)).await?;
+            ctx.apply_cached(&service(obj), &self.services).await?;
         }
         let workload = (self.workload)(obj);
-        ctx.apply_operand(obj, &workload, self.app, self.status)
+        ctx.apply_operand(obj, &workload, &self.workloads, self.app, self.status)
             .await
     }
 }
@@ -100,6 +116,7 @@ mod tests {
     use ::http::StatusCode;
     use ::k8s_openapi::api::apps::v1::{Deployment, StatefulSet, StatefulSetSpec};
     use ::k8s_openapi::api::core::v1::Container;
+    use ::kube::runtime::watcher;
 
     use super::*;
     use crate::apply::{AppLabels, owned_by};
@@ -189,5 +206,63 @@ mod tests {
     #[test]
     fn operands_leave_deletion_to_the_garbage_collector() {
         const { assert!(!<Operand<Widget, Deployment> as Reconcile>::FINALIZER) };
+    }
+
+    /// What the API server stores for `request`, a server-side apply: its body.
+    fn stored<C: ::serde::de::DeserializeOwned>(request: &testing::Received) -> C {
+        serde_json::from_value(request.body.clone()).expect("an applied object")
+    }
+
+    #[tokio::test]
+    async fn once_its_watches_saw_what_it_applied_a_steady_reconcile_sends_nothing() {
+        let mut operand = Operand::new("widget", statefulset, status).with_service(service);
+        let mut widget = test_kinds::widget();
+        let (mut applied_service, mut applied_workload, mut applied_status) = (None, None, None);
+        let first = testing::apply(&operand, &widget, async |server| {
+            let request = server.expect_applied(&service(&widget)).await;
+            let body = request.body.clone();
+            applied_service = Some(stored::<Service>(&request));
+            request.reply(StatusCode::CREATED, &body);
+            let workload = statefulset(&widget);
+            server.expect_get(&workload, None).await;
+            let request = server.expect_applied(&workload).await;
+            let body = request.body.clone();
+            applied_workload = Some(stored::<StatefulSet>(&request));
+            request.reply(StatusCode::CREATED, &body);
+            server.expect_event(&widget, "Normal", "Created").await;
+            applied_status = Some(server.expect_status_applied(&widget).await);
+        })
+        .await;
+        assert!(first.is_ok(), "{first:?}");
+        let status = applied_status.expect("a status applied");
+        widget.status = Some(serde_json::from_value(status).expect("a status"));
+        assert!(first.is_ok(), "{first:?}");
+
+        // The watches deliver what was applied, and the object's own watch its new status.
+        let (workloads, services) = operand.writers.as_mut().expect("not running");
+        let (service, workload) = (applied_service.unwrap(), applied_workload.unwrap());
+        services.apply_watcher_event(&watcher::Event::Apply(service));
+        workloads.apply_watcher_event(&watcher::Event::Apply(workload));
+
+        // Any request, a read or a write, would fail the scenario.
+        let again = testing::apply(&operand, &widget, async |_| {}).await;
+        assert_eq!(again.expect("reconciled"), Action::requeue(RESYNC_PERIOD));
+    }
+
+    #[tokio::test]
+    async fn a_changed_service_is_applied_without_a_read() {
+        let mut operand = Operand::new("widget", statefulset, status).with_service(service);
+        let widget = test_kinds::widget();
+        let mut old = crate::cache::fingerprinted(&service(&widget));
+        old.metadata.labels = None;
+        let (_, services) = operand.writers.as_mut().expect("not running");
+        services.apply_watcher_event(&watcher::Event::Apply(old));
+
+        let action = testing::apply(&operand, &widget, async |server| {
+            let request = server.expect_applied(&service(&widget)).await;
+            request.fail(StatusCode::INTERNAL_SERVER_ERROR);
+        })
+        .await;
+        assert!(matches!(action, Err(Error::Kube(_))), "{action:?}");
     }
 }

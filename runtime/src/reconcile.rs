@@ -10,14 +10,15 @@ use ::std::time::Duration;
 
 use ::futures::StreamExt as _;
 use ::kube::api::ListParams;
-use ::kube::runtime::controller::{self, Action, Controller};
+use ::kube::runtime::controller::{self, Action, Config as ControllerConfig, Controller};
 use ::kube::runtime::finalizer::{Event as Finalizer, finalizer};
-use ::kube::runtime::reflector::{ObjectRef, Store};
-use ::kube::runtime::watcher;
+use ::kube::runtime::reflector::{self, ObjectRef, Store, store::Writer};
+use ::kube::runtime::{WatchStreamExt as _, watcher};
 use ::kube::{Api, Resource};
 use ::serde::de::DeserializeOwned;
 use ::tracing::{debug, info, warn};
 
+use crate::cache::cached_watch;
 pub use crate::error::Error;
 use crate::{Context, context::ApiObject};
 
@@ -99,6 +100,21 @@ impl<R: Reconcile> Setup<R> {
         self
     }
 
+    /// Like [`Setup::owns`], and also keeps the watched objects, trimmed, in `writer`'s store:
+    /// what a reconciler compares its desired objects with instead of reading them.
+    #[must_use]
+    pub fn owns_cached<C>(mut self, config: watcher::Config, writer: Writer<C>) -> Self
+    where
+        C: ApiObject,
+    {
+        let add: AddWatch<R::Object> = Box::new(move |controller, ctx| {
+            let watch = cached_watch(ctx.watched::<C>(), config, writer);
+            controller.owns_stream(watch.touched_objects())
+        });
+        self.watches.push(add);
+        self
+    }
+
     /// Runs the controller until `ctx.shutdown` is cancelled.
     ///
     /// Fails at once, saying what to do, when the kind's CRD is not installed.
@@ -111,7 +127,11 @@ impl<R: Reconcile> Setup<R> {
         let api = ctx.watched::<R::Object>();
         ensure_crd_installed(&api).await?;
 
-        let mut controller = Controller::new(api, watcher::Config::default());
+        let (store, writer) = reflector::store();
+        let watch = cached_watch(api, watcher::Config::default(), writer);
+        let config = ControllerConfig::default().concurrency(ctx.concurrency);
+        let mut controller =
+            Controller::for_stream(watch.applied_objects(), store).with_config(config);
         for add in watches {
             controller = add(controller, &ctx);
         }
@@ -613,6 +633,50 @@ mod tests {
         assert_eq!(listed[0], ("/api/v1/configmaps".to_owned(), Some(selector)));
         let widgets = ("/apis/example.com/v1/widgets".to_owned(), None);
         assert_eq!(listed[1..], [widgets.clone(), widgets]);
+    }
+
+    #[tokio::test]
+    async fn a_controller_reconciles_no_more_objects_at_once_than_its_concurrency() {
+        let (mut ctx, mut server) = testing::context();
+        ctx.concurrency = 2;
+        let widgets: Vec<Widget> = ["a", "b", "c"]
+            .into_iter()
+            .map(|name| {
+                let mut widget =
+                    testing::with_finalizer(test_kinds::widget(), "example.com/finalizer");
+                widget.metadata.name = Some(name.to_owned());
+                widget
+            })
+            .collect();
+        let list = json!({
+            "apiVersion": "v1", "kind": "List", "metadata": { "resourceVersion": "1" },
+            "items": widgets,
+        });
+        let running = ::tokio::spawn(controller(ctx, Widgets).run());
+
+        // The CRD check and the list are answered; the watch and the status applies are held
+        // unanswered, so every reconcile that starts stays under way.
+        let mut held = Vec::new();
+        let wait = Duration::from_millis(500);
+        while let Ok(request) = ::tokio::time::timeout(wait, server.next()).await {
+            if request.method == Method::GET && !request.has_query("watch", "true") {
+                request.reply(StatusCode::OK, &list);
+            } else {
+                held.push(request);
+            }
+        }
+        running.abort();
+
+        let applying = held
+            .iter()
+            .filter(|request| request.path.ends_with("/status"))
+            .count();
+        assert_eq!(
+            applying,
+            2,
+            "{:?}",
+            held.iter().map(|r| &r.path).collect::<Vec<_>>()
+        );
     }
 
     #[test]

@@ -129,6 +129,23 @@ pub fn with_finalizer<K: Resource>(mut obj: K, name: &str) -> K {
     obj
 }
 
+/// `body` without the fingerprint annotation, and without annotations if that was the only one.
+fn without_fingerprint(mut body: Value) -> Value {
+    let Some(metadata) = body.pointer_mut("/metadata").and_then(Value::as_object_mut) else {
+        return body;
+    };
+    if let Some(annotations) = metadata
+        .get_mut("annotations")
+        .and_then(Value::as_object_mut)
+    {
+        annotations.remove(crate::cache::FINGERPRINT_ANNOTATION);
+        if annotations.is_empty() {
+            metadata.remove("annotations");
+        }
+    }
+    body
+}
+
 /// The path of `obj` in the API: `/apis/<group>/<version>/[namespaces/<ns>/]<plural>/<name>`.
 pub fn path_of<K: Resource<DynamicType = ()>>(obj: &K) -> String {
     let collection = K::url_path(&(), obj.namespace().as_deref());
@@ -313,14 +330,16 @@ impl ApiServer {
         request
     }
 
-    /// Expects the server-side apply of `desired`, with `desired` as its body. Answer it.
+    /// Expects the server-side apply of `desired`, with `desired` as its body (and maybe its
+    /// fingerprint annotation, see [`crate::cache`]). Answer it.
     pub async fn expect_applied<C>(&mut self, desired: &C) -> Received
     where
         C: Resource<DynamicType = ()> + Serialize,
     {
         let request = self.expect_apply_to(&path_of(desired)).await;
         let expected = serde_json::to_value(desired).expect("the object serializes");
-        assert_eq!(request.body, expected, "the applied {}", C::kind(&()));
+        let body = without_fingerprint(request.body.clone());
+        assert_eq!(body, expected, "the applied {}", C::kind(&()));
         request
     }
 
@@ -433,9 +452,10 @@ impl ApiServer {
         request
     }
 
-    /// Expects the requests of an operand's first reconcile (see [`Operand`]): the apply of
-    /// `service`, if it has one, the creation of `workload` with its `Created` event, then the
-    /// apply of the status of `obj`, which it returns.
+    /// Expects the requests of an operand's first reconcile (see [`Operand`]), with nothing
+    /// cached yet: the apply of `service`, if it has one, the creation of `workload` (read,
+    /// then applied) with its `Created` event, then the apply of the status of `obj`, which it
+    /// returns.
     ///
     /// [`Operand`]: crate::operand::Operand
     pub async fn expect_new_operand<K, W>(

@@ -21,8 +21,11 @@ use ::k8s_openapi::jiff::Timestamp;
 use ::kube::Resource;
 use ::kube::core::object::HasStatus;
 use ::kube::runtime::controller::Action;
+use ::kube::runtime::reflector::Store;
 use ::serde::Serialize;
 
+use crate::apply::Applied;
+use crate::cache::{cached, fingerprinted, is_up_to_date};
 use crate::context::ApiObject;
 use crate::reconcile::RESYNC_PERIOD;
 use crate::{Context, Error, status::Conditions};
@@ -336,6 +339,7 @@ impl Context {
         &self,
         owner: &K,
         workload: &W,
+        cache: &Store<W>,
         container: &str,
         status: S,
     ) -> Result<Action, Error>
@@ -344,34 +348,50 @@ impl Context {
         W: Workload,
         S: FnOnce(&K, &W, &Conditions) -> K::Status,
     {
-        let applied = self.apply_workload(owner, workload, container).await?;
+        let applied = self
+            .apply_workload(owner, workload, cache, container)
+            .await?;
         let status = status(owner, &applied, &Conditions::of(owner, Timestamp::now()));
         let update = self.apply_status(owner, &status).await?;
         update.warn_if_turned_true(DEGRADED).await;
         Ok(Action::requeue(RESYNC_PERIOD))
     }
 
-    /// Applies `desired`, the workload of an operand, and publishes an event about `owner` for
+    /// Applies `desired`, the workload of an operand, unless its copy in `cache` shows it
+    /// unchanged (see [`Context::apply_cached`]), and publishes an event about `owner` for
     /// each change that makes to the running application (see [`changes`]); returns the
-    /// workload as applied, with the status it reports.
+    /// workload as stored, with the status it reports.
+    ///
+    /// When the cache holds no up-to-date copy, the workload is read first: the cache may lag
+    /// behind this controller's last apply, and the events must say what changes now, once.
     pub async fn apply_workload<K, W>(
         &self,
         owner: &K,
         desired: &W,
+        cache: &Store<W>,
         container: &str,
     ) -> Result<W, Error>
     where
         K: Resource<DynamicType = ()>,
         W: Workload,
     {
-        let observed = self.get_stored(desired).await?;
-        let applied = self.apply(desired).await?;
-        for change in changes(observed.as_ref(), desired, container) {
-            self.events
-                .normal(owner, change.reason(), change.action(), change.note())
-                .await;
+        let applied = match cached(cache, desired) {
+            Some(observed) if is_up_to_date(&observed, &fingerprinted(desired)) => {
+                Applied::unchanged(observed)
+            }
+            _ => {
+                let observed = self.get_stored(desired).await?;
+                self.apply_unless_up_to_date(desired, observed).await?
+            }
+        };
+        if applied.written {
+            for change in changes(applied.before.as_ref(), desired, container) {
+                self.events
+                    .normal(owner, change.reason(), change.action(), change.note())
+                    .await;
+            }
         }
-        Ok(applied)
+        Ok(applied.object)
     }
 }
 
@@ -488,6 +508,7 @@ mod tests {
     use ::http::StatusCode;
     use ::k8s_openapi::api::apps::v1::{DeploymentCondition, DeploymentStatus, StatefulSetStatus};
     use ::k8s_openapi::jiff::Timestamp;
+    use ::kube::ResourceExt as _;
     use ::serde_json::json;
 
     use super::*;
@@ -853,7 +874,7 @@ mod tests {
 
         let applied = server
             .run(
-                ctx.apply_workload(&owner, &desired, "app"),
+                ctx.apply_workload(&owner, &desired, &nothing_cached(), "app"),
                 async |server| {
                     server.expect_get(&desired, Some(&running)).await;
                     let request = server.expect_applied(&desired).await;
@@ -884,7 +905,7 @@ mod tests {
 
         server
             .run(
-                ctx.apply_workload(&owner, &desired, "app"),
+                ctx.apply_workload(&owner, &desired, &nothing_cached(), "app"),
                 async |server| {
                     server.expect_get(&desired, None).await;
                     let request = server.expect_applied(&desired).await;
@@ -937,7 +958,7 @@ mod tests {
 
         let action = server
             .run(
-                ctx.apply_operand(&owner, &desired, "app", widget_status),
+                ctx.apply_operand(&owner, &desired, &nothing_cached(), "app", widget_status),
                 async |server| {
                     server.expect_get(&desired, None).await;
                     let request = server.expect_applied(&desired).await;
@@ -963,7 +984,7 @@ mod tests {
 
         let error = server
             .run(
-                ctx.apply_workload(&owner, &desired, "app"),
+                ctx.apply_workload(&owner, &desired, &nothing_cached(), "app"),
                 async |server| {
                     server.expect_get(&desired, None).await;
                     let request = server.expect_applied(&desired).await;
@@ -973,5 +994,88 @@ mod tests {
             .await
             .expect_err("the apply fails");
         assert_eq!(error.reason(), "kube_api");
+    }
+
+    fn nothing_cached() -> Store<Deployment> {
+        ::kube::runtime::reflector::store().0
+    }
+
+    /// A cache holding `workload`, as its watch would.
+    fn cache_of(workload: &Deployment) -> Store<Deployment> {
+        let (store, mut writer) = ::kube::runtime::reflector::store();
+        writer.apply_watcher_event(&::kube::runtime::watcher::Event::Apply(workload.clone()));
+        store
+    }
+
+    #[tokio::test]
+    async fn a_steady_reconcile_of_an_unchanged_operand_sends_nothing() {
+        let (ctx, mut server) = testing::context();
+        let mut owner = test_kinds::widget();
+        let desired = deployment(1, IMAGE);
+        let running = reporting(
+            crate::cache::fingerprinted(&desired),
+            deployment_status(1, 1),
+        );
+        let conditions = Conditions::of(&owner, Timestamp::now());
+        owner.status = Some(widget_status(&owner, &running, &conditions));
+
+        // Any request, a read or a write, would fail the scenario.
+        let action = server
+            .run(
+                ctx.apply_operand(&owner, &desired, &cache_of(&running), "app", widget_status),
+                async |_| {},
+            )
+            .await
+            .expect("the operand is reconciled");
+        assert_eq!(action, Action::requeue(RESYNC_PERIOD));
+    }
+
+    #[tokio::test]
+    async fn a_workload_someone_changed_is_applied_again() {
+        let (ctx, mut server) = testing::context();
+        let owner = test_kinds::widget();
+        let desired = deployment(1, IMAGE);
+        // Scaled to 5 by someone, after this manager applied `desired`.
+        let fingerprint = crate::cache::FINGERPRINT_ANNOTATION.to_owned();
+        let applied = crate::cache::fingerprinted(&desired).annotations()[&fingerprint].clone();
+        let mut edited = reporting(deployment(5, IMAGE), deployment_status(5, 5));
+        edited.annotations_mut().insert(fingerprint, applied);
+
+        server
+            .run(
+                ctx.apply_workload(&owner, &desired, &cache_of(&edited), "app"),
+                async |server| {
+                    server.expect_get(&desired, Some(&edited)).await;
+                    let request = server.expect_applied(&desired).await;
+                    request.reply(StatusCode::OK, &desired);
+                    let event = server.expect_event(&owner, "Normal", "Scaled").await;
+                    assert_eq!(event["note"], "Scaled from 5 to 1 replicas");
+                },
+            )
+            .await
+            .expect("the workload is applied");
+    }
+
+    #[tokio::test]
+    async fn a_cache_behind_the_last_apply_costs_a_read_not_a_second_write_or_event() {
+        let (ctx, mut server) = testing::context();
+        let owner = test_kinds::widget();
+        let before = crate::cache::fingerprinted(&deployment(1, IMAGE));
+        let desired = deployment(3, IMAGE);
+        let applied = reporting(
+            crate::cache::fingerprinted(&desired),
+            deployment_status(3, 1),
+        );
+
+        let stored = server
+            .run(
+                ctx.apply_workload(&owner, &desired, &cache_of(&before), "app"),
+                async |server| {
+                    server.expect_get(&desired, Some(&applied)).await;
+                },
+            )
+            .await
+            .expect("nothing to apply");
+        assert_eq!(stored, applied);
     }
 }

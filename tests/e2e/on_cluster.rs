@@ -19,7 +19,7 @@ use crate::{
         wait::wait_for,
     },
     manifests::{Crd, Sample, without_kind},
-    webhooks,
+    steady_state, webhooks,
 };
 
 /// How long a reconcile, or a controller of kube-controller-manager, may take to show.
@@ -168,6 +168,13 @@ pub fn run(setup: &Setup) {
         }
     }
     setup.log("every sample reconciled", started);
+    let operands: Vec<(&Crd, &Sample)> = samples
+        .iter()
+        .map(|&sample| (Crd::of(&crds, sample), sample))
+        .filter(|(crd, _)| crd.scale)
+        .collect();
+    steady_state::check(kubectl, &leader, &namespace, &operands);
+    setup.log("steady reconciles of the operands sent no request", started);
 
     check_endpoints(&leader, &crds, true);
     check_endpoints(&standby, &crds, false);

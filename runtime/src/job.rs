@@ -7,7 +7,7 @@
 //! starting a second Job. The Job records the spec it was made from in an annotation.
 
 use ::k8s_openapi::api::batch::v1::Job;
-use ::k8s_openapi::api::core::v1::PodTemplateSpec;
+use ::k8s_openapi::api::core::v1::{Container, PodTemplateSpec};
 use ::k8s_openapi::apimachinery::pkg::apis::meta::v1::{Condition, Time};
 use ::k8s_openapi::jiff::Timestamp;
 use ::kube::core::object::HasStatus;
@@ -35,6 +35,15 @@ pub const SPEC_ANNOTATION: &str = "opgen.io/spec-fingerprint";
 pub type DesiredJob<K> = fn(&K) -> Job;
 /// The status of `K`, from its Job's run.
 pub type JobStatus<K> = fn(&K, &JobRun, &Conditions) -> <K as HasStatus>::Status;
+
+/// The container of a Job's pods: named `name` (the app's name), running `image`.
+pub fn container(name: &str, image: &str) -> Container {
+    Container {
+        name: name.to_owned(),
+        image: Some(image.to_owned()),
+        ..Container::default()
+    }
+}
 
 /// `pods` as a Job runs them: a failed pod is replaced by a new one (up to the Job's
 /// `backoffLimit`), never restarted in place, so each attempt shows as a pod of its own.
@@ -257,7 +266,6 @@ where
 #[cfg(test)]
 mod tests {
     use ::k8s_openapi::api::batch::v1::JobSpec;
-    use ::k8s_openapi::api::core::v1::Container;
     use ::serde_json::json;
 
     use super::*;
@@ -268,12 +276,7 @@ mod tests {
 
     fn job(widget: &Widget) -> Job {
         let labels = AppLabels::new("widget", "backup", widget);
-        let container = Container {
-            name: "widget".to_owned(),
-            image: Some("widget:1".to_owned()),
-            ..Container::default()
-        };
-        let pods = RestrictedPods::new(labels.all(), container).template();
+        let pods = RestrictedPods::new(labels.all(), container("widget", "widget:1")).template();
         let spec = JobSpec {
             backoff_limit: Some(widget.spec.size),
             template: run_once(pods),

@@ -535,6 +535,22 @@ fn create_api_refuses_bad_operand_flags() {
         (api("--image nginx --port 70000"), 2, vec!["--port"]),
         (api("--port 8080"), 2, vec!["--image"]),
         (api("--workload statefulset"), 2, vec!["--image"]),
+        (api("--workload job"), 2, vec!["--image"]),
+        (api("--workload cronjob"), 2, vec!["--image"]),
+        (
+            api("--image mysql:8.0 --workload job --port 3306"),
+            1,
+            vec![
+                "--port 3306 with --workload job",
+                "runs to completion",
+                "Drop --port",
+            ],
+        ),
+        (
+            api("--image mysql:8.0 --workload cronjob --port 3306"),
+            1,
+            vec!["--port 3306 with --workload cronjob", "Drop --port"],
+        ),
         (
             api("--image nginx --workload daemonset"),
             2,

@@ -23,6 +23,11 @@ const CONTROLLERS: &[(&str, usize)] = &[
     ("src/controllers/db/my_sql_cluster.rs", OPERAND_BUDGET),
     ("src/controllers/queue/worker.rs", OPERAND_BUDGET),
     ("src/controllers/queue/store.rs", OPERAND_BUDGET),
+    ("src/controllers/db/my_sql_backup.rs", OPERAND_BUDGET),
+    (
+        "src/controllers/db/my_sql_backup_schedule.rs",
+        OPERAND_BUDGET,
+    ),
 ];
 
 fn project() -> Project {
@@ -38,6 +43,12 @@ fn project() -> Project {
         .create_api("--group queue --version v1 --kind Worker --image busybox:1.36 -- sleep 3600");
     project.create_api(
         "--group queue --version v1 --kind Store --image redis:7 --workload statefulset",
+    );
+    project.create_api(
+        "--group db --version v1alpha1 --kind MySQLBackup --image mysql:8.0 --workload job -- mysqldump",
+    );
+    project.create_api(
+        "--group db --version v1alpha1 --kind MySQLBackupSchedule --image mysql:8.0 --workload cronjob",
     );
     project
 }
@@ -119,6 +130,8 @@ fn controllers_of_different_shapes_share_no_run_of_lines() {
         &CONTROLLERS[0..1],
         &[CONTROLLERS[1], CONTROLLERS[3]],
         &[CONTROLLERS[2], CONTROLLERS[4]],
+        // A Job's and a CronJob's controllers both build the Job's pods the same way.
+        &CONTROLLERS[5..7],
     ];
     for (i, group) in shapes.iter().enumerate() {
         for other in shapes.iter().skip(i + 1) {

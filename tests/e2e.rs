@@ -17,6 +17,8 @@
 //! All generated projects share one Cargo target directory (`target/e2e`), so the operator's
 //! dependencies are compiled once per Kubernetes version feature, not once per scenario.
 
+#[path = "e2e/batch.rs"]
+mod batch;
 mod common;
 #[path = "e2e/dev.rs"]
 mod dev;
@@ -110,8 +112,8 @@ fn kustomize(root: &Path, dir: &str, kinds: &[&str]) -> String {
 
 /// Adds the kinds of a scenario: several groups (one kind name in two of them), a
 /// two-version kind, a cluster-scoped kind (a namespaced one in a namespaced operator, which
-/// cannot hold cluster-scoped kinds), and operands run by a StatefulSet (with a Service) and
-/// by a Deployment (without).
+/// cannot hold cluster-scoped kinds), operands run by a StatefulSet (with a Service) and
+/// by a Deployment (without), and backups run by a Job and by a CronJob.
 fn add_kinds(project: &Project, namespaced_operator: bool) {
     project.create_api("--group db --version v1alpha1 --kind MySQLCluster");
     project.create_api("--group db --version v1 --kind MySQLCluster");
@@ -127,6 +129,12 @@ fn add_kinds(project: &Project, namespaced_operator: bool) {
     );
     project.create_api(
         "--group cache --version v1 --kind Memcached --image memcached:1.6 -- memcached -m=64",
+    );
+    project.create_api(
+        "--group db --version v1alpha1 --kind MySQLBackup --image mysql:8.0 --workload job -- mysqldump --all-databases",
+    );
+    project.create_api(
+        "--group db --version v1alpha1 --kind MySQLBackupSchedule --image mysql:8.0 --workload cronjob -- mysqldump --all-databases",
     );
 }
 
@@ -368,6 +376,8 @@ fn scenario(name: &str, init_args: &str, manager_role: &str, extras: Extras) {
     for resource in [
         "statefulsets",
         "deployments",
+        "jobs",
+        "cronjobs",
         "services",
         "mysqlclusters/status",
         "events",
@@ -399,6 +409,8 @@ fn scenario(name: &str, init_args: &str, manager_role: &str, extras: Extras) {
             "ops::my_sql_cluster",
             "data::postgres_cluster",
             "cache::memcached",
+            "db::my_sql_backup",
+            "db::my_sql_backup_schedule",
         ];
         integration_tests::run(&project, name, kubernetes, &kinds);
     }
@@ -432,6 +444,8 @@ fn scenario(name: &str, init_args: &str, manager_role: &str, extras: Extras) {
             "Proxy",
             "PostgresCluster",
             "Memcached",
+            "MySQLBackup",
+            "MySQLBackupSchedule",
         ],
     );
 

@@ -144,6 +144,26 @@ fn create_api_operand_on_a_statefulset() {
 }
 
 #[test]
+fn create_api_operand_on_a_job() {
+    snapshot_create_api(
+        "api_operand_job",
+        &[
+            "--group db --version v1alpha1 --kind MySQLBackup --image mysql:8.0 --workload job -- mysqldump --all-databases",
+        ],
+    );
+}
+
+#[test]
+fn create_api_operand_on_a_cronjob() {
+    snapshot_create_api(
+        "api_operand_cronjob",
+        &[
+            "--group db --version v1alpha1 --kind MySQLBackupSchedule --image mysql:8.0 --workload cronjob",
+        ],
+    );
+}
+
+#[test]
 fn create_api_built_in_kind() {
     snapshot_create_api(
         "api_built_in",

@@ -41,10 +41,12 @@
 pub mod apply;
 pub mod cache;
 pub mod context;
+pub mod cronjob;
 #[cfg(any(test, feature = "envtest"))]
 pub mod envtest;
 pub mod error;
 pub mod events;
+pub mod job;
 pub mod leader;
 pub mod manager;
 pub mod metrics;

@@ -5,10 +5,7 @@
 use serde_json::{Map, Value, json};
 
 use super::object::Object;
-use crate::{
-    model::{Resource, Workload},
-    project::Project,
-};
+use crate::{model::Resource, project::Project};
 
 /// Descriptors for the fields opgen scaffolds: where the field is (dots between properties),
 /// and how OLM's consoles show it.
@@ -90,10 +87,7 @@ fn owned_resources(project: &Project, resource: &Resource) -> Option<Value> {
     let operand = project
         .versions_of(resource)
         .find_map(|r| r.operand.as_ref())?;
-    let workload = match operand.workload {
-        Workload::Deployment => "Deployment",
-        Workload::StatefulSet => "StatefulSet",
-    };
+    let workload = operand.workload.kind();
     let mut resources = vec![json!({"kind": workload, "version": "v1"})];
     if operand.port.is_some() {
         resources.push(json!({"kind": "Service", "version": "v1"}));
@@ -156,7 +150,7 @@ pub fn display_name(name: &str) -> String {
 mod tests {
     use super::*;
     use crate::{
-        model::{Operand, Resource},
+        model::{Operand, Resource, Workload},
         project::Scope,
     };
 

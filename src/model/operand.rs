@@ -10,6 +10,11 @@ pub enum Workload {
     Deployment,
     #[value(name = "statefulset")]
     StatefulSet,
+    /// One Job per object, run once (a backup).
+    Job,
+    /// One CronJob per object, running a Job on a schedule (scheduled backups).
+    #[value(name = "cronjob")]
+    CronJob,
 }
 
 impl Workload {
@@ -18,26 +23,57 @@ impl Workload {
         match self {
             Workload::Deployment => "Deployment",
             Workload::StatefulSet => "StatefulSet",
+            Workload::Job => "Job",
+            Workload::CronJob => "CronJob",
         }
     }
 
-    /// Its resource name in the `apps` API group, as RBAC rules name it.
+    /// Its resource name in its API group, as RBAC rules name it.
     pub fn resource(self) -> &'static str {
         match self {
             Workload::Deployment => "deployments",
             Workload::StatefulSet => "statefulsets",
+            Workload::Job => "jobs",
+            Workload::CronJob => "cronjobs",
         }
+    }
+
+    /// The workload as `--workload` names it.
+    pub fn flag(self) -> &'static str {
+        match self {
+            Workload::Deployment => "deployment",
+            Workload::StatefulSet => "statefulset",
+            Workload::Job => "job",
+            Workload::CronJob => "cronjob",
+        }
+    }
+
+    /// Its API group: `apps` for long-running pods, `batch` for pods that run to completion.
+    pub fn api_group(self) -> &'static str {
+        match self {
+            Workload::Deployment | Workload::StatefulSet => "apps",
+            Workload::Job | Workload::CronJob => "batch",
+        }
+    }
+
+    /// Whether its pods run to completion (a Job, or the Jobs of a CronJob) rather than
+    /// serve: such a kind has no replicas, no scale subresource and no Service.
+    pub fn runs_to_completion(self) -> bool {
+        matches!(self, Workload::Job | Workload::CronJob)
     }
 
     /// The longest name of an object whose workload this is: the workload takes its name, and
     /// the name must leave room for what Kubernetes derives from it. A label value holds at
     /// most 63 characters, and a StatefulSet's pods carry `controller-revision-hash:
-    /// <name>-<10 characters>`, so its name has at most 63 - 11.
+    /// <name>-<10 characters>`, so its name has at most 63 - 11. A Job's pods carry its name
+    /// as `job-name`; a CronJob names its Jobs `<name>-<8 digits>`, and Kubernetes keeps its
+    /// name to 52 characters.
     pub fn max_name_len(self) -> usize {
         const LABEL_VALUE_MAX: usize = 63;
         match self {
-            Workload::Deployment => LABEL_VALUE_MAX,
+            Workload::Deployment | Workload::Job => LABEL_VALUE_MAX,
             Workload::StatefulSet => LABEL_VALUE_MAX - "-".len() - 10,
+            Workload::CronJob => 52,
         }
     }
 }
@@ -107,6 +143,15 @@ mod tests {
         assert_eq!(Workload::StatefulSet.resource(), "statefulsets");
         assert_eq!(Workload::Deployment.max_name_len(), 63);
         assert_eq!(Workload::StatefulSet.max_name_len(), 52);
+        assert_eq!(Workload::CronJob.resource(), "cronjobs");
+        use clap::ValueEnum as _;
+        for workload in Workload::value_variants() {
+            let value = workload.to_possible_value().expect("a value");
+            assert_eq!(value.get_name(), workload.flag());
+        }
+        assert_eq!(Workload::Job.api_group(), "batch");
+        assert_eq!(Workload::CronJob.max_name_len(), 52);
+        assert!(Workload::Job.runs_to_completion() && !Workload::Deployment.runs_to_completion());
     }
 
     fn operand(image: &str, run_as_user: Option<i64>) -> Operand {

@@ -465,25 +465,30 @@ fn render_resource(
         kind: KindValues::new(project, resource),
         version: resource.version.to_string(),
     };
-    // An operand kind (`--image`) has its own types, controller and sample.
-    let flavour = if values.kind.operand.is_some() {
-        "resource/operand"
-    } else {
-        "resource"
-    };
+    // An operand kind (`--image`) has its own types, sample, controller and integration test,
+    // by its workload.
+    let operand_templates = values
+        .kind
+        .operand
+        .as_ref()
+        .map(|operand| operand.templates);
     let mut wanted: Vec<(String, String)> = Vec::new();
     if parts.types {
-        wanted.push((format!("{flavour}/types.rs"), resource.api_file()));
-        wanted.push((format!("{flavour}/sample.yaml"), resource.sample_file()));
+        let (types, sample) = operand_templates
+            .map_or(("resource/types.rs", "resource/sample.yaml"), |t| {
+                (t.types, t.sample)
+            });
+        wanted.push((types.to_owned(), resource.api_file()));
+        wanted.push((sample.to_owned(), resource.sample_file()));
     }
     if parts.controller {
-        let controller = match &values.kind.operand {
-            Some(operand) => operand.controller_template.to_owned(),
-            None => "resource/controller.rs".to_owned(),
-        };
-        wanted.push((controller, resource.controller_file()));
+        let (controller, integration_test) = operand_templates.map_or(
+            ("resource/controller.rs", "resource/integration_test.rs"),
+            |t| (t.controller, t.integration_test),
+        );
+        wanted.push((controller.to_owned(), resource.controller_file()));
         wanted.push((
-            format!("{flavour}/integration_test.rs"),
+            integration_test.to_owned(),
             resource.integration_test_file(),
         ));
     }

@@ -15,7 +15,11 @@ pub struct OperandValues {
     pub workload: &'static str,
     /// `deployments` or `statefulsets`, as RBAC rules name them.
     pub workload_resource: &'static str,
+    /// The workload as `--workload` names it: `cronjob`.
+    pub workload_flag: &'static str,
     pub statefulset: bool,
+    /// The workload is a CronJob (the batch templates serve a Job and a CronJob).
+    pub cronjob: bool,
     pub port: Option<u16>,
     /// The UID the pods run as: `--run-as-user`, else the known image's user; absent for an
     /// unknown image without `--run-as-user`, whose own user then applies.
@@ -59,9 +63,39 @@ pub struct OperandValues {
     pub runtime_uses: Vec<&'static str>,
     /// The names of the tests whose subject depends on the flags.
     pub tests: TestNames,
-    /// The template of the workload's controller.
+    /// The templates of the kind's types, sample, controller and integration test.
     #[serde(skip)]
-    pub controller_template: &'static str,
+    pub templates: OperandTemplates,
+}
+
+/// The templates of an operand kind's files, by its workload.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct OperandTemplates {
+    pub types: &'static str,
+    pub sample: &'static str,
+    pub controller: &'static str,
+    pub integration_test: &'static str,
+}
+
+/// The templates of the kinds whose pods serve (a Deployment or a StatefulSet), with the
+/// workload's controller.
+const fn serving(controller: &'static str) -> OperandTemplates {
+    OperandTemplates {
+        types: "resource/operand/types.rs",
+        sample: "resource/operand/sample.yaml",
+        controller,
+        integration_test: "resource/operand/integration_test.rs",
+    }
+}
+
+/// The templates of the kinds whose pods run to completion (a Job or a CronJob).
+const fn batch(controller: &'static str) -> OperandTemplates {
+    OperandTemplates {
+        types: "resource/operand/batch/types.rs",
+        sample: "resource/operand/batch/sample.yaml",
+        controller,
+        integration_test: "resource/operand/batch/integration_test.rs",
+    }
 }
 
 /// Names of the scaffolded tests that say what the flags chose.
@@ -78,7 +112,7 @@ pub struct TestNames {
 /// What a workload's controller is made of, beyond the values every workload shares. A new
 /// workload is a template and an arm of [`WorkloadController::of`].
 struct WorkloadController {
-    template: &'static str,
+    templates: OperandTemplates,
     /// The types of `k8s_openapi::api::core::v1` it names without a Service.
     core_types: &'static [&'static str],
     /// What its Service, when it has one, takes from `kube`.
@@ -89,12 +123,12 @@ impl WorkloadController {
     fn of(workload: Workload) -> Self {
         match workload {
             Workload::Deployment => Self {
-                template: "resource/operand/controller/deployment.rs",
+                templates: serving("resource/operand/controller/deployment.rs"),
                 core_types: &["Container"],
                 service_kube_uses: &[],
             },
             Workload::StatefulSet => Self {
-                template: "resource/operand/controller/statefulset.rs",
+                templates: serving("resource/operand/controller/statefulset.rs"),
                 core_types: &[
                     "Container",
                     "PersistentVolumeClaim",
@@ -104,6 +138,17 @@ impl WorkloadController {
                 ],
                 // The Service governs the StatefulSet by the name of its object.
                 service_kube_uses: &["ResourceExt as _"],
+            },
+            // No Service: `--port` is refused for pods that run to completion.
+            Workload::Job => Self {
+                templates: batch("resource/operand/controller/job.rs"),
+                core_types: &["Container"],
+                service_kube_uses: &[],
+            },
+            Workload::CronJob => Self {
+                templates: batch("resource/operand/controller/cronjob.rs"),
+                core_types: &["Container"],
+                service_kube_uses: &[],
             },
         }
     }
@@ -187,7 +232,9 @@ impl OperandValues {
             image: operand.image.to_string(),
             workload: operand.workload.kind(),
             workload_resource: operand.workload.resource(),
+            workload_flag: operand.workload.flag(),
             statefulset,
+            cronjob: operand.workload == Workload::CronJob,
             port: operand.port,
             run_as_user: run_as.map(|r| r.user.get()),
             run_as_group: run_as.map(|r| r.group.get()),
@@ -215,7 +262,7 @@ impl OperandValues {
             kube_uses,
             runtime_uses,
             tests,
-            controller_template: controller.template,
+            templates: controller.templates,
         }
     }
 }
@@ -335,14 +382,31 @@ mod tests {
         use clap::ValueEnum as _;
         let mut seen = Vec::new();
         for workload in Workload::value_variants() {
-            let template = WorkloadController::of(*workload).template;
+            let templates = WorkloadController::of(*workload).templates;
+            let OperandTemplates {
+                types,
+                sample,
+                controller,
+                integration_test,
+            } = templates;
+            for template in [types, sample, controller, integration_test] {
+                assert!(
+                    crate::templates::builtin_source(template).is_some(),
+                    "{template}"
+                );
+            }
             assert!(
-                crate::templates::builtin_source(template).is_some(),
-                "{template}"
+                !seen.contains(&controller),
+                "{controller} serves two workloads"
             );
-            assert!(!seen.contains(&template), "{template} serves two workloads");
-            seen.push(template);
+            seen.push(controller);
         }
+        let job = WorkloadController::of(Workload::Job).templates;
+        assert_eq!(job.types, "resource/operand/batch/types.rs");
+        assert_eq!(
+            WorkloadController::of(Workload::CronJob).templates.sample,
+            job.sample
+        );
     }
 
     #[test]

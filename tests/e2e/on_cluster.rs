@@ -10,6 +10,7 @@ use std::{
 use serde_json::{Value, json};
 
 use crate::{
+    batch,
     common::{
         Project,
         control_plane::ControlPlane,
@@ -163,6 +164,9 @@ pub fn run(setup: &Setup) {
         let crd = Crd::of(&crds, sample);
         if crd.scale {
             check_operand(kubectl, setup, crd, sample);
+        } else if batch::runs_to_completion(sample) {
+            // These end with the object's deletion.
+            batch::check(kubectl, setup, crd, sample);
         } else {
             check_plain_reconciled(kubectl, &namespace, crd, sample);
         }
@@ -202,7 +206,8 @@ pub fn run(setup: &Setup) {
     });
 
     // Deleting a plain object runs its cleanup; the operator removes the finalizer.
-    for &sample in samples.iter().filter(|s| !Crd::of(&crds, s).scale) {
+    let plain = |s: &&&Sample| !Crd::of(&crds, s).scale && !batch::runs_to_completion(s);
+    for &sample in samples.iter().filter(plain) {
         delete_plain(kubectl, &namespace, Crd::of(&crds, sample), sample);
     }
     setup.log("plain objects cleaned up and deleted", started);
@@ -678,7 +683,7 @@ fn find_workload(kubectl: &Kubectl, namespace: &str, name: &str) -> Result<Value
 }
 
 /// `object` has `owner` as its controller, and the labels every object of the operator has.
-fn check_owned(setup: &Setup, object: &Value, owner: &Value) {
+pub(crate) fn check_owned(setup: &Setup, object: &Value, owner: &Value) {
     let what = format!(
         "{} {}",
         object["kind"],
@@ -773,7 +778,7 @@ fn check_endpoints(manager: &Operator, crds: &[Crd], leads: bool) {
 }
 
 /// Waits for an event with `reason` about the object `name` of `crd`'s kind.
-fn wait_for_event(kubectl: &Kubectl, crd: &Crd, name: &str, reason: &str) {
+pub(crate) fn wait_for_event(kubectl: &Kubectl, crd: &Crd, name: &str, reason: &str) {
     wait_for(&format!("a {reason} event about {name}"), SETTLE, || {
         let events = kubectl.try_json(&["get", "events.events.k8s.io", "--all-namespaces"])?;
         let found = events["items"]
@@ -796,7 +801,7 @@ fn wait_for_event(kubectl: &Kubectl, crd: &Crd, name: &str, reason: &str) {
     });
 }
 
-fn condition<'a>(object: &'a Value, type_: &str) -> Option<&'a Value> {
+pub(crate) fn condition<'a>(object: &'a Value, type_: &str) -> Option<&'a Value> {
     object["status"]["conditions"]
         .as_array()?
         .iter()

@@ -88,9 +88,17 @@ fn operand(image: &str, args: &CreateApiArgs, prompter: &Prompter) -> anyhow::Re
     if command.iter().any(String::is_empty) {
         bail!("invalid --command: an argument is empty");
     }
+    let workload = args.workload.unwrap_or_default();
+    if let (true, Some(port)) = (workload.runs_to_completion(), args.port) {
+        bail!(
+            "--port {port} with --workload {}: a {} runs to completion and serves nothing, so it has no Service\n\nDrop --port, or use --workload deployment or statefulset for a server",
+            workload.flag(),
+            workload.kind()
+        );
+    }
     let mut operand = Operand {
         image,
-        workload: args.workload.unwrap_or_default(),
+        workload,
         port: args.port,
         run_as_user: args.run_as_user,
         command,

@@ -1,0 +1,434 @@
+//! The reconciler of a kind whose objects each run a Job once (`opgen create api --workload
+//! job`), such as a backup: [`JobOperand`] creates the Job the kind's pure function describes,
+//! never writes it again (a Job's pods cannot change), and reports its run in the status.
+//!
+//! A spec changed after the Job was made is not applied: the status says so with the
+//! [`OUTDATED`] condition, with a `Warning` event, instead of silently doing nothing or
+//! starting a second Job. The Job records the spec it was made from in an annotation.
+
+use ::k8s_openapi::api::batch::v1::Job;
+use ::k8s_openapi::api::core::v1::{Container, PodTemplateSpec};
+use ::k8s_openapi::apimachinery::pkg::apis::meta::v1::{Condition, Time};
+use ::k8s_openapi::jiff::Timestamp;
+use ::kube::core::object::HasStatus;
+use ::kube::runtime::controller::Action;
+use ::serde::Serialize;
+
+use crate::apply::made_for;
+use crate::context::ApiObject;
+use crate::reconcile::{RESYNC_PERIOD, Reconcile, Setup, controller};
+use crate::status::Conditions;
+use crate::{Context, Error};
+
+/// The condition that says whether the Job has succeeded.
+pub const COMPLETE: &str = "Complete";
+/// The condition that says whether the Job has failed for good: a `Warning` event when it
+/// turns `True`.
+pub const FAILED: &str = "Failed";
+/// The condition that says whether the spec changed after the Job was made, so that the Job
+/// does not run it: a `Warning` event when it turns `True`.
+pub const OUTDATED: &str = "Outdated";
+/// The annotation of a Job with the fingerprint of the spec it was made from.
+pub const SPEC_ANNOTATION: &str = "opgen.io/spec-fingerprint";
+
+/// The object `K`'s Job, from `K`.
+pub type DesiredJob<K> = fn(&K) -> Job;
+/// The status of `K`, from its Job's run.
+pub type JobStatus<K> = fn(&K, &JobRun, &Conditions) -> <K as HasStatus>::Status;
+
+/// The container of a Job's pods: named `name` (the app's name), running `image`.
+pub fn container(name: &str, image: &str) -> Container {
+    Container {
+        name: name.to_owned(),
+        image: Some(image.to_owned()),
+        ..Container::default()
+    }
+}
+
+/// `pods` as a Job runs them: a failed pod is replaced by a new one (up to the Job's
+/// `backoffLimit`), never restarted in place, so each attempt shows as a pod of its own.
+pub fn run_once(mut pods: PodTemplateSpec) -> PodTemplateSpec {
+    if let Some(spec) = pods.spec.as_mut() {
+        spec.restart_policy = Some("Never".to_owned());
+    }
+    pods
+}
+
+/// Where a Job's run stands.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Phase {
+    /// No pod of it exists yet.
+    Pending,
+    /// Its pods are running, or waiting to.
+    Running,
+    /// It has succeeded.
+    Succeeded,
+    /// It has failed for good.
+    Failed,
+}
+
+impl Phase {
+    /// The phase as the status spells it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Phase::Pending => "Pending",
+            Phase::Running => "Running",
+            Phase::Succeeded => "Succeeded",
+            Phase::Failed => "Failed",
+        }
+    }
+}
+
+/// What a Job reports of its run, and whether it runs the current spec.
+#[derive(Clone, Debug, PartialEq)]
+pub struct JobRun {
+    /// Where it stands.
+    pub phase: Phase,
+    /// When the Job controller started it.
+    pub start_time: Option<Time>,
+    /// When it succeeded.
+    pub completion_time: Option<Time>,
+    /// Its pods so far: running, succeeded or failed.
+    pub attempts: i32,
+    /// The reason and message of its `Complete` or `Failed` condition, once it finished.
+    pub outcome: Option<(String, String)>,
+    /// The spec changed after the Job was made.
+    pub outdated: bool,
+}
+
+impl JobRun {
+    /// The run `job` reports.
+    pub fn of(job: &Job) -> Self {
+        let status = job.status.clone().unwrap_or_default();
+        let finished = |type_: &str| {
+            status
+                .conditions
+                .iter()
+                .flatten()
+                .find(|c| c.type_ == type_ && c.status == "True")
+                .map(|c| {
+                    let reason = c.reason.clone().unwrap_or_else(|| type_.to_owned());
+                    (reason, c.message.clone().unwrap_or_default())
+                })
+        };
+        let (active, succeeded, failed) = (
+            status.active.unwrap_or(0),
+            status.succeeded.unwrap_or(0),
+            status.failed.unwrap_or(0),
+        );
+        let (phase, outcome) = if let Some(outcome) = finished("Complete") {
+            (Phase::Succeeded, Some(outcome))
+        } else if let Some(outcome) = finished("Failed") {
+            (Phase::Failed, Some(outcome))
+        } else if active + succeeded + failed > 0 {
+            (Phase::Running, None)
+        } else {
+            (Phase::Pending, None)
+        };
+        Self {
+            phase,
+            start_time: status.start_time,
+            completion_time: status.completion_time,
+            attempts: active + succeeded + failed,
+            outcome,
+            outdated: false,
+        }
+    }
+
+    /// The conditions of the run: [`COMPLETE`], [`FAILED`] and [`OUTDATED`].
+    pub fn conditions(&self, conditions: &Conditions) -> Vec<Condition> {
+        let outcome = |phase: Phase, type_: &str| match (&self.outcome, self.phase == phase) {
+            (Some((reason, message)), true) => conditions.set(type_, true, reason, message),
+            _ => {
+                let message = format!("The Job is {}", self.phase.as_str().to_lowercase());
+                conditions.set(type_, false, self.phase.as_str(), message)
+            }
+        };
+        let outdated = match self.outdated {
+            true => conditions.set(
+                OUTDATED,
+                true,
+                "JobImmutable",
+                "The spec changed after the Job was made, and a Job's pods cannot change: it \
+                 runs the spec it was made from. Delete and re-create the object to run the new \
+                 spec",
+            ),
+            false => conditions.set(OUTDATED, false, "JobMatchesSpec", "The Job runs the spec"),
+        };
+        vec![
+            outcome(Phase::Succeeded, COMPLETE),
+            outcome(Phase::Failed, FAILED),
+            outdated,
+        ]
+    }
+}
+
+/// The fingerprint of a Job's spec (64-bit FNV-1a of its JSON), stable across builds and
+/// Rust versions, unlike `std`'s hasher.
+pub fn fingerprint(job: &Job) -> String {
+    let json = serde_json::to_vec(&job.spec).expect("a Job serializes");
+    let hash = json.iter().fold(0xcbf2_9ce4_8422_2325_u64, |hash, byte| {
+        (hash ^ u64::from(*byte)).wrapping_mul(0x0100_0000_01b3)
+    });
+    format!("{hash:016x}")
+}
+
+/// `job` with the fingerprint of its spec in [`SPEC_ANNOTATION`].
+pub fn stamped(mut job: Job) -> Job {
+    let fingerprint = fingerprint(&job);
+    job.metadata
+        .annotations
+        .get_or_insert_default()
+        .insert(SPEC_ANNOTATION.to_owned(), fingerprint);
+    job
+}
+
+/// Whether the status of `obj` says its Job finished: its [`COMPLETE`] or [`FAILED`]
+/// condition is `True`.
+fn finished<K: HasStatus<Status: Serialize>>(obj: &K) -> bool {
+    let status = serde_json::to_value(obj.status()).unwrap_or_default();
+    status["conditions"].as_array().is_some_and(|conditions| {
+        conditions
+            .iter()
+            .any(|c| (c["type"] == COMPLETE || c["type"] == FAILED) && c["status"] == "True")
+    })
+}
+
+/// A Job operand kind's reconciler: see the module's documentation.
+pub struct JobOperand<K: HasStatus> {
+    app: &'static str,
+    job: DesiredJob<K>,
+    status: JobStatus<K>,
+}
+
+impl<K> JobOperand<K>
+where
+    K: ApiObject + HasStatus<Status: Serialize + Send + Sync>,
+{
+    /// The reconciler of a kind whose Job's pods are labelled `app.kubernetes.io/name=<app>`.
+    pub fn new(app: &'static str, job: DesiredJob<K>, status: JobStatus<K>) -> Self {
+        Self { app, job, status }
+    }
+
+    /// The controller of the kind, which also watches the Jobs this manager made for the app:
+    /// a Job's progress reconciles its owner.
+    pub fn controller(self, ctx: Context) -> Setup<Self> {
+        let made = made_for(self.app);
+        controller(ctx, self).owns::<Job>(made)
+    }
+}
+
+impl<K> Reconcile for JobOperand<K>
+where
+    K: ApiObject + HasStatus<Status: Serialize + Send + Sync>,
+{
+    type Object = K;
+    /// The Job carries its owner reference: the garbage collector deletes it with the object.
+    const FINALIZER: bool = false;
+
+    async fn apply(&self, obj: &K, ctx: &Context) -> Result<Action, Error> {
+        let desired = stamped((self.job)(obj));
+        let job = match ctx.get_stored(&desired).await? {
+            Some(job) => job,
+            // Its Job ran and is gone (`ttlSecondsAfterFinished`): the status keeps the
+            // outcome, and the object never runs again.
+            None if finished(obj) => return Ok(Action::await_change()),
+            None => {
+                let job = ctx.apply(&desired).await?;
+                let image = desired
+                    .spec
+                    .as_ref()
+                    .and_then(|spec| spec.template.spec.as_ref())
+                    .and_then(|pod| pod.containers.first())
+                    .and_then(|container| container.image.clone())
+                    .unwrap_or_default();
+                let note = format!("Created Job running {image}");
+                ctx.events.normal(obj, "Created", "Create", note).await;
+                job
+            }
+        };
+        let mut run = JobRun::of(&job);
+        let made_from = job.metadata.annotations.as_ref();
+        run.outdated =
+            made_from.and_then(|a| a.get(SPEC_ANNOTATION)) != Some(&fingerprint(&desired));
+        let status = (self.status)(obj, &run, &Conditions::of(obj, Timestamp::now()));
+        let update = ctx.apply_status(obj, &status).await?;
+        update.warn_if_turned_true(FAILED).await;
+        update.warn_if_turned_true(OUTDATED).await;
+        Ok(match run.phase {
+            // The watch of the Job brings any later change.
+            Phase::Succeeded | Phase::Failed => Action::await_change(),
+            Phase::Pending | Phase::Running => Action::requeue(RESYNC_PERIOD),
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use ::k8s_openapi::api::batch::v1::JobSpec;
+    use ::serde_json::json;
+
+    use super::*;
+    use crate::apply::{AppLabels, owned_by};
+    use crate::test_kinds::{self, Widget, WidgetStatus};
+    use crate::testing;
+    use crate::workload::RestrictedPods;
+
+    fn job(widget: &Widget) -> Job {
+        let labels = AppLabels::new("widget", "backup", widget);
+        let pods = RestrictedPods::new(labels.all(), container("widget", "widget:1")).template();
+        let spec = JobSpec {
+            backoff_limit: Some(widget.spec.size),
+            template: run_once(pods),
+            ..JobSpec::default()
+        };
+        Job {
+            metadata: owned_by(widget, labels.all()),
+            spec: Some(spec),
+            ..Job::default()
+        }
+    }
+
+    fn status(widget: &Widget, run: &JobRun, conditions: &Conditions) -> WidgetStatus {
+        WidgetStatus {
+            conditions: run.conditions(conditions),
+            observed_generation: widget.metadata.generation,
+        }
+    }
+
+    fn reporting(job: Job, status: serde_json::Value) -> Job {
+        let mut value = serde_json::to_value(job).expect("a Job serializes");
+        value["status"] = status;
+        serde_json::from_value(value).expect("a Job with a status")
+    }
+
+    fn at_epoch() -> Conditions {
+        Conditions::of(&test_kinds::widget(), Timestamp::UNIX_EPOCH)
+    }
+
+    #[test]
+    fn the_pods_of_a_job_are_replaced_not_restarted() {
+        let pods = job(&test_kinds::widget()).spec.expect("a spec").template;
+        let restart = pods.spec.and_then(|spec| spec.restart_policy);
+        assert_eq!(restart.as_deref(), Some("Never"));
+    }
+
+    #[test]
+    fn the_run_follows_what_the_job_reports() {
+        let new = JobRun::of(&job(&test_kinds::widget()));
+        assert_eq!(
+            (new.phase, new.attempts, new.outcome),
+            (Phase::Pending, 0, None)
+        );
+
+        let running = reporting(job(&test_kinds::widget()), json!({"active": 1}));
+        assert_eq!(JobRun::of(&running).phase, Phase::Running);
+
+        let done = json!({
+            "succeeded": 1, "failed": 1,
+            "startTime": "2026-01-01T03:00:00Z", "completionTime": "2026-01-01T03:05:00Z",
+            "conditions": [
+                {"type": "SuccessCriteriaMet", "status": "True", "reason": "CompletionsReached"},
+                {"type": "Complete", "status": "True", "reason": "CompletionsReached",
+                 "message": "Reached expected number of succeeded pods"},
+            ],
+        });
+        let run = JobRun::of(&reporting(job(&test_kinds::widget()), done));
+        assert_eq!((run.phase, run.attempts), (Phase::Succeeded, 2));
+        assert!(run.completion_time.is_some() && run.start_time.is_some());
+        let conditions = run.conditions(&at_epoch());
+        assert_eq!(
+            testing::summary(&conditions, COMPLETE),
+            (
+                "True",
+                "CompletionsReached",
+                "Reached expected number of succeeded pods"
+            )
+        );
+        assert_eq!(testing::summary(&conditions, FAILED).0, "False");
+
+        let failed = json!({
+            "failed": 3,
+            "conditions": [{"type": "Failed", "status": "True", "reason": "BackoffLimitExceeded",
+                            "message": "Job has reached the specified backoff limit"}],
+        });
+        let run = JobRun::of(&reporting(job(&test_kinds::widget()), failed));
+        let conditions = run.conditions(&at_epoch());
+        assert_eq!((run.phase, run.completion_time), (Phase::Failed, None));
+        assert_eq!(
+            testing::summary(&conditions, FAILED).1,
+            "BackoffLimitExceeded"
+        );
+        assert_eq!(
+            testing::summary(&conditions, COMPLETE),
+            ("False", "Failed", "The Job is failed")
+        );
+    }
+
+    #[test]
+    fn the_fingerprint_changes_with_the_spec_only() {
+        let mut widget = test_kinds::widget();
+        let before = fingerprint(&job(&widget));
+        assert_eq!(before.len(), 16);
+        assert_eq!(
+            fingerprint(&stamped(job(&widget))),
+            before,
+            "not its metadata"
+        );
+        widget.spec.size = 7;
+        assert_ne!(fingerprint(&job(&widget)), before);
+    }
+
+    #[tokio::test]
+    async fn a_new_object_gets_its_job_with_an_event_then_its_status() {
+        let operand = JobOperand::new("widget", job, status);
+        let widget = test_kinds::widget();
+        let action = testing::apply(&operand, &widget, async |server| {
+            server.expect_created(&stamped(job(&widget))).await;
+            server.expect_event(&widget, "Normal", "Created").await;
+            let status = server.expect_status_applied(&widget).await;
+            assert_eq!(status["conditions"][0]["reason"], "Pending");
+            assert_eq!(status["conditions"][2]["status"], "False");
+        })
+        .await;
+        assert_eq!(
+            action.expect("apply succeeds"),
+            Action::requeue(RESYNC_PERIOD)
+        );
+    }
+
+    #[tokio::test]
+    async fn a_spec_changed_after_the_job_started_is_reported_not_applied() {
+        let operand = JobOperand::new("widget", job, status);
+        let mut widget = test_kinds::widget();
+        let made = stamped(job(&widget));
+        widget.spec.size = 7;
+        let action = testing::apply(&operand, &widget, async |server| {
+            // Read, never written again.
+            server.expect_get(&made, Some(&made)).await;
+            let status = server.expect_status_applied(&widget).await;
+            assert_eq!(status["conditions"][2]["type"], OUTDATED);
+            assert_eq!(status["conditions"][2]["status"], "True");
+            let event = server.expect_event(&widget, "Warning", OUTDATED).await;
+            assert!(event["note"].as_str().unwrap_or("").contains("re-create"));
+        })
+        .await;
+        assert!(action.is_ok(), "{action:?}");
+    }
+
+    #[tokio::test]
+    async fn a_finished_job_that_is_gone_is_not_run_again() {
+        let operand = JobOperand::new("widget", job, status);
+        let mut widget = test_kinds::widget();
+        let conditions = at_epoch();
+        widget.status = Some(WidgetStatus {
+            conditions: vec![conditions.set(COMPLETE, true, "CompletionsReached", "")],
+            observed_generation: widget.metadata.generation,
+        });
+        let action = testing::apply(&operand, &widget, async |server| {
+            server.expect_get(&stamped(job(&widget)), None).await;
+        })
+        .await;
+        assert_eq!(action.expect("nothing to do"), Action::await_change());
+    }
+}

@@ -47,6 +47,7 @@ pub mod events;
 pub mod leader;
 pub mod manager;
 pub mod metrics;
+pub mod metrics_auth;
 pub mod operand;
 pub mod reconcile;
 pub mod server;

@@ -1354,8 +1354,15 @@ fn an_edited_operator_scope_is_followed_everywhere() {
     ] {
         assert!(namespaced.contains(needle), "{needle}:\n{namespaced}");
     }
+    // The manager's own binding is a RoleBinding; the one ClusterRoleBinding left is for the
+    // token and access reviews of /metrics, which exist cluster-wide only.
+    assert_eq!(
+        namespaced.matches("kind: ClusterRoleBinding").count(),
+        1,
+        "{namespaced}"
+    );
     assert!(
-        !namespaced.contains("kind: ClusterRoleBinding"),
+        namespaced.contains("name: demo-metrics-auth-rolebinding"),
         "{namespaced}"
     );
     assert!(make_run(&project).contains("--watch-namespace=default"));

@@ -424,6 +424,7 @@ fn scenario(name: &str, init_args: &str, manager_role: &str, extras: Extras) {
         kubernetes,
         check_missing_rule,
         webhooks,
+        secure_metrics: true,
     });
 
     let rendered = kustomize(

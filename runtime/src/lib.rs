@@ -50,6 +50,7 @@ pub mod job;
 pub mod leader;
 pub mod manager;
 pub mod metrics;
+pub mod metrics_auth;
 pub mod operand;
 pub mod reconcile;
 pub mod server;

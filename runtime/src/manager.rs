@@ -12,9 +12,9 @@ use ::tracing::{error, info};
 
 use crate::context::set_field_manager;
 use crate::leader::{self, LeaderElection, LeaderElectionConfig, LeaderElector};
-use crate::server::{self, Readiness};
+use crate::server::{self, MetricsServing, Readiness};
 use crate::telemetry::{self, LogFormat};
-use crate::{Context, shutdown, webhook, webhook_certs};
+use crate::{Context, metrics_auth, shutdown, webhook, webhook_certs};
 
 /// How long start-up waits for the API server to answer.
 const API_SERVER_TIMEOUT: Duration = Duration::from_secs(15);
@@ -57,6 +57,7 @@ pub struct Manager {
     name: String,
     options: Options,
     webhooks: Option<::axum::Router>,
+    metrics: MetricsServing,
 }
 
 impl Manager {
@@ -67,7 +68,14 @@ impl Manager {
             name: name.into(),
             options,
             webhooks: None,
+            metrics: MetricsServing::plain(),
         }
+    }
+
+    /// Serves /metrics as `serving` says; without this call, over plain HTTP.
+    pub fn metrics(mut self, serving: MetricsServing) -> Self {
+        self.metrics = serving;
+        self
     }
 
     /// Serves `router`'s webhooks over HTTPS on every replica, the leader and the standbys
@@ -109,15 +117,17 @@ impl Manager {
             name,
             options,
             webhooks,
+            metrics,
         } = self;
         set_field_manager(&name)?;
-        manage(options, webhooks, controllers).await
+        manage(options, webhooks, metrics, controllers).await
     }
 }
 
 async fn manage<F, Fut>(
     options: Options,
     webhooks: Option<::axum::Router>,
+    metrics_serving: MetricsServing,
     controllers: F,
 ) -> ::anyhow::Result<()>
 where
@@ -157,9 +167,15 @@ where
         options.metrics_bind_address,
     )
     .await?;
+    let metrics_tls = metrics_serving.certificates()?;
+    let mut metrics_router = server::metrics_router(ctx.metrics.clone());
+    if metrics_tls.is_some() {
+        metrics_router = metrics_auth::MetricsAuth::new(ctx.client.clone()).protect(metrics_router);
+    }
     let servers = ::tokio::spawn(server::serve(
         (health, server::health_router(readiness.clone())),
-        (metrics, server::metrics_router(ctx.metrics.clone())),
+        (metrics, metrics_router),
+        metrics_tls,
         shutdown.clone(),
     ));
     // Every replica serves webhooks, the leader and the standbys alike. A standby is ready

@@ -18,6 +18,64 @@ use ::tokio::net::TcpListener;
 use ::tokio_util::sync::CancellationToken;
 
 use crate::metrics::{self, Metrics};
+use crate::webhook::{self, Certificates};
+
+/// How /metrics is served: what the project's flags (`--metrics-secure`,
+/// `--metrics-cert-dir`) say, handed to [`Manager::metrics`](crate::manager::Manager::metrics).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct MetricsServing {
+    /// HTTPS, each request's bearer token reviewed with the API server (see
+    /// [`metrics_auth`](crate::metrics_auth)); `false` serves plain HTTP to whoever reaches
+    /// the port, for development.
+    pub secure: bool,
+    /// `tls.crt` and `tls.key` here (a mounted Secret, cert-manager's say), re-read when they
+    /// change; `None` serves a self-signed certificate made at start.
+    pub cert_dir: Option<::std::path::PathBuf>,
+}
+
+impl MetricsServing {
+    /// Plain HTTP: how a manager serves /metrics unless its project says otherwise, as
+    /// projects made before secure metrics did (their RBAC has no review rules).
+    pub fn plain() -> Self {
+        Self {
+            secure: false,
+            cert_dir: None,
+        }
+    }
+
+    /// The certificate to serve /metrics with, when it is served over HTTPS.
+    pub fn certificates(&self) -> ::anyhow::Result<Option<Arc<Certificates>>> {
+        if !self.secure {
+            return Ok(None);
+        }
+        Ok(Some(match &self.cert_dir {
+            Some(dir) => {
+                let certificates = Certificates::from_dir(dir.clone());
+                certificates.reload().with_context(|| {
+                    format!(
+                        "no metrics certificate in {}: mount tls.crt and tls.key there, or drop --metrics-cert-dir for a self-signed one",
+                        dir.display()
+                    )
+                })?;
+                certificates
+            }
+            None => Certificates::self_signed(metrics_names())?,
+        }))
+    }
+}
+
+/// The names the self-signed metrics certificate is valid for: the Pod's and loopback's.
+/// Prometheus scrapes Pod IPs, which the certificate cannot know in advance; hence the
+/// ServiceMonitor's `insecureSkipVerify`, with the bearer token as the protection.
+fn metrics_names() -> Vec<String> {
+    let mut names = vec!["localhost".to_owned(), "127.0.0.1".to_owned()];
+    if let Ok(pod) = ::std::env::var("POD_NAME")
+        && !pod.is_empty()
+    {
+        names.push(pod);
+    }
+    names
+}
 
 /// Whether /readyz answers 200. Flipped once the manager has started its controllers, or is
 /// campaigning for the lease as a standby replica (see the `manager` module).
@@ -85,11 +143,13 @@ pub async fn bind(
     Ok((health, metrics))
 }
 
-/// Serves both routers until `shutdown` is cancelled. A server that fails cancels `shutdown`
-/// too: without probes the kubelet would restart the Pod anyway, so stop cleanly instead.
+/// Serves both routers until `shutdown` is cancelled, metrics over TLS when there are
+/// `metrics_tls` certificates. A server that fails cancels `shutdown` too: without probes the
+/// kubelet would restart the Pod anyway, so stop cleanly instead.
 pub async fn serve(
     health: (TcpListener, Router),
     metrics: (TcpListener, Router),
+    metrics_tls: Option<Arc<Certificates>>,
     shutdown: CancellationToken,
 ) -> ::anyhow::Result<()> {
     let run = |(listener, router): (TcpListener, Router), what: &'static str| {
@@ -103,8 +163,17 @@ pub async fn serve(
                 .with_context(|| format!("{what} server on {addr} failed"))
         }
     };
-    let result =
-        ::tokio::try_join!(run(health, "health probes"), run(metrics, "metrics")).map(|_| ());
+    let metrics = async {
+        match metrics_tls {
+            Some(certificates) => {
+                let (listener, router) = metrics;
+                webhook::serve_tls(listener, router, certificates, shutdown.clone(), "metrics")
+                    .await
+            }
+            None => run(metrics, "metrics").await,
+        }
+    };
+    let result = ::tokio::try_join!(run(health, "health probes"), metrics).map(|_| ());
     if result.is_err() {
         shutdown.cancel();
     }
@@ -199,6 +268,7 @@ mod tests {
         let server = ::tokio::spawn(serve(
             (health, health_router(Readiness::default())),
             (metrics, metrics_router(Arc::new(Metrics::new()))),
+            None,
             shutdown.clone(),
         ));
 

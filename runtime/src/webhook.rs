@@ -500,6 +500,26 @@ impl Certificates {
         Ok(certificates)
     }
 
+    /// A self-signed certificate for `names`, made now and kept in memory only: for a server
+    /// whose clients skip verification or pin nothing (a Prometheus scraping /metrics with
+    /// `insecureSkipVerify`), where no CA has to be distributed.
+    pub fn self_signed(names: Vec<String>) -> ::anyhow::Result<Arc<Self>> {
+        let made = ::rcgen::generate_simple_self_signed(names)
+            .context("cannot make a self-signed certificate")?;
+        let certificates = Self::managed();
+        certificates.set(
+            (
+                made.cert.pem().into_bytes(),
+                "the self-signed certificate".to_owned(),
+            ),
+            (
+                made.signing_key.serialize_pem().into_bytes(),
+                "its key".to_owned(),
+            ),
+        )?;
+        Ok(certificates)
+    }
+
     /// The certificate to serve now, if there is one yet.
     pub fn current(&self) -> Option<Arc<CertifiedKey>> {
         self.current
@@ -657,16 +677,28 @@ pub async fn serve(
     certificates: Arc<Certificates>,
     shutdown: CancellationToken,
 ) -> ::anyhow::Result<()> {
+    serve_tls(listener, router, certificates, shutdown, "webhooks").await
+}
+
+/// Serves `router` over TLS on `listener` until `shutdown` is cancelled, re-reading the
+/// certificate files (if any) when they change; `what` names the server in the logs.
+pub async fn serve_tls(
+    listener: TcpListener,
+    router: Router,
+    certificates: Arc<Certificates>,
+    shutdown: CancellationToken,
+    what: &'static str,
+) -> ::anyhow::Result<()> {
     let addr = listener.local_addr()?;
     let acceptor = TlsAcceptor::from(Arc::new(tls_config(certificates.clone())?));
     let (sender, accepted) = mpsc::channel(64);
     ::tokio::spawn(accept_tls(listener, acceptor, sender, shutdown.clone()));
     ::tokio::spawn(certificates.watch(RELOAD_INTERVAL, shutdown.clone()));
-    ::tracing::info!(%addr, "serving webhooks");
+    ::tracing::info!(%addr, "serving {what} over HTTPS");
     ::axum::serve(TlsListener { addr, accepted }, router)
         .with_graceful_shutdown(shutdown.cancelled_owned())
         .await
-        .with_context(|| format!("webhook server on {addr} failed"))
+        .with_context(|| format!("{what} server on {addr} failed"))
 }
 
 /// Accepts connections and completes their handshakes side by side, so that one slow client
@@ -683,7 +715,7 @@ async fn accept_tls(
             accepted = listener.accept() => match accepted {
                 Ok(accepted) => accepted,
                 Err(err) => {
-                    ::tracing::warn!(error = %err, "cannot accept a webhook connection");
+                    ::tracing::warn!(error = %err, "cannot accept a TLS connection");
                     ::tokio::time::sleep(Duration::from_millis(100)).await;
                     continue;
                 }
@@ -696,9 +728,9 @@ async fn accept_tls(
                     let _ = sender.send((tls, peer)).await;
                 }
                 Ok(Err(err)) => {
-                    ::tracing::debug!(%peer, error = %err, "webhook TLS handshake failed")
+                    ::tracing::debug!(%peer, error = %err, "TLS handshake failed")
                 }
-                Err(_) => ::tracing::debug!(%peer, "webhook TLS handshake timed out"),
+                Err(_) => ::tracing::debug!(%peer, "TLS handshake timed out"),
             }
         });
     }

@@ -8,7 +8,11 @@ use std::{
     time::Duration,
 };
 
-use super::{control_plane::free_ports, http::http_get, process::Process};
+use super::{
+    control_plane::free_ports,
+    http::{http_get, https_get},
+    process::Process,
+};
 
 /// How long the manager may take to connect and answer /readyz.
 const READY_TIMEOUT: Duration = Duration::from_secs(60);
@@ -31,6 +35,10 @@ pub struct Launch {
     /// How it serves its webhooks, when the test calls them; `None` leaves the webhook server
     /// (of a project that has one) on a free loopback port with a local certificate.
     pub webhooks: Option<WebhookServing>,
+    /// The token the test scrapes /metrics with, over HTTPS, as a Prometheus granted the
+    /// metrics-reader role would; `None` scrapes plain HTTP, for a project whose manager
+    /// serves it so (one made before secure metrics).
+    pub metrics_token: Option<String>,
 }
 
 /// Where a manager serves its webhooks, and the Secret of its self-managed certificate.
@@ -48,6 +56,7 @@ pub struct Operator {
     process: Process,
     health: String,
     metrics: String,
+    metrics_token: Option<String>,
 }
 
 impl Operator {
@@ -91,7 +100,11 @@ impl Operator {
         Self {
             process: Process::start(&name, command, &log),
             health: format!("http://127.0.0.1:{health_port}"),
-            metrics: format!("http://127.0.0.1:{metrics_port}"),
+            metrics: match launch.metrics_token {
+                Some(_) => format!("https://127.0.0.1:{metrics_port}"),
+                None => format!("http://127.0.0.1:{metrics_port}"),
+            },
+            metrics_token: launch.metrics_token.clone(),
         }
     }
 
@@ -115,10 +128,19 @@ impl Operator {
 
     /// The body of /metrics, after checking it answers 200.
     pub fn metrics(&self) -> String {
-        let (status, body) = http_get(&format!("{}/metrics", self.metrics))
-            .unwrap_or_else(|err| panic!("{} serves no /metrics: {err}", self.process.name()));
+        let (status, body) = self.scrape(self.metrics_token.as_deref());
         assert_eq!(status, 200, "/metrics of {}: {body}", self.process.name());
         body
+    }
+
+    /// GET /metrics with `token` (over HTTPS when the launch had a token): status and body.
+    pub fn scrape(&self, token: Option<&str>) -> (u16, String) {
+        let url = format!("{}/metrics", self.metrics);
+        let answer = match self.metrics_token {
+            Some(_) => https_get(&url, token),
+            None => http_get(&url),
+        };
+        answer.unwrap_or_else(|err| panic!("{} serves no /metrics: {err}", self.process.name()))
     }
 
     /// Reconciles counted so far, per controller (the `controller` label).

@@ -123,6 +123,7 @@ fn on_a_control_plane(project: &Project) {
         kubernetes: DEFAULT_KUBERNETES,
         check_missing_rule: false,
         webhooks: false,
+        secure_metrics: true,
     };
     let binary = on_cluster::manager_binary(&setup);
     let cluster = ControlPlane::start(DEFAULT_KUBERNETES).unwrap_or_else(|err| panic!("{err:#}"));

@@ -80,6 +80,7 @@ impl Cluster<'_> {
             leader_election_namespace: Some(namespace.to_owned()),
             watch_namespace: None,
             webhooks: None,
+            metrics_token: None,
         };
         let mut operator = Operator::start(&launch);
         operator

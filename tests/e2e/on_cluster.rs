@@ -43,6 +43,9 @@ pub struct Setup<'a> {
     pub check_missing_rule: bool,
     /// The project has webhooks (`webhooks::add`): serve them and prove them.
     pub webhooks: bool,
+    /// The manager serves /metrics over HTTPS to tokens allowed by the metrics-reader role
+    /// (every project made since secure metrics); false: plain HTTP.
+    pub secure_metrics: bool,
 }
 
 impl Setup<'_> {
@@ -182,6 +185,13 @@ pub fn run(setup: &Setup) {
 
     check_endpoints(&leader, &crds, true);
     check_endpoints(&standby, &crds, false);
+    if setup.secure_metrics {
+        check_metrics_access(kubectl, setup, &leader);
+        setup.log(
+            "/metrics: 200 for the metrics-reader, 403 for another account, 401 without a token",
+            started,
+        );
+    }
     assert_eq!(holder(kubectl, setup).as_deref(), Some("manager-a"));
 
     // Handover: the standby takes the Lease within its duration, and reconciles.
@@ -433,6 +443,50 @@ pub(crate) fn manager_identity(
             cert_secret: format!("{}-webhook-cert", setup.name),
             namespace: setup.system_namespace(),
         }),
+        metrics_token: setup
+            .secure_metrics
+            .then(|| scraper_token(cluster.admin(), setup, METRICS_SCRAPER, true)),
+    }
+}
+
+/// The service account that scrapes /metrics, bound to the project's metrics-reader role.
+const METRICS_SCRAPER: &str = "metrics-scraper";
+
+/// A token of the service account `name` in the system namespace, made (again) if need be,
+/// and bound to the project's metrics-reader ClusterRole when `reader`: what a user does for
+/// their Prometheus.
+fn scraper_token(kubectl: &Kubectl, setup: &Setup, name: &str, reader: bool) -> String {
+    let namespace = setup.system_namespace();
+    let mut manifest = format!(
+        "apiVersion: v1\nkind: ServiceAccount\nmetadata:\n  name: {name}\n  namespace: {namespace}\n"
+    );
+    if reader {
+        manifest.push_str(&format!(
+            "---\napiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRoleBinding\nmetadata:\n  name: {namespace}-{name}\nroleRef:\n  apiGroup: rbac.authorization.k8s.io\n  kind: ClusterRole\n  name: {}-metrics-reader\nsubjects:\n- kind: ServiceAccount\n  name: {name}\n  namespace: {namespace}\n",
+            setup.name
+        ));
+    }
+    kubectl
+        .apply(&manifest, &[])
+        .unwrap_or_else(|err| panic!("cannot make the scraper {name}: {err}"));
+    kubectl.ok(&["create", "token", name, "-n", &namespace, "--duration=2h"])
+}
+
+/// The manager reviews every scrape's token: the metrics-reader's is served, another valid
+/// account's is forbidden, and a request without a token (or with a made-up one) is not
+/// authenticated.
+fn check_metrics_access(kubectl: &Kubectl, setup: &Setup, manager: &Operator) {
+    let reader = scraper_token(kubectl, setup, METRICS_SCRAPER, true);
+    let (status, body) = manager.scrape(Some(&reader));
+    assert_eq!(status, 200, "{}: {body}", manager.name());
+    assert!(body.ends_with("# EOF\n"), "{body}");
+    let other = scraper_token(kubectl, setup, "not-a-scraper", false);
+    let (status, body) = manager.scrape(Some(&other));
+    assert_eq!(status, 403, "{}: {body}", manager.name());
+    assert!(body.contains("metrics-reader"), "{body}");
+    for token in [None, Some("made-up")] {
+        let (status, body) = manager.scrape(token);
+        assert_eq!(status, 401, "{} with {token:?}: {body}", manager.name());
     }
 }
 
@@ -824,6 +878,7 @@ fn crashing_manager_fails_clearly(cluster: &ControlPlane, binary: &Path) {
         leader_election_namespace: None,
         watch_namespace: None,
         webhooks: None,
+        metrics_token: None,
     });
     let started = Instant::now();
     let err = manager

@@ -128,5 +128,7 @@ pub fn update_from_the_previous_release() {
         kubernetes: crate::common::control_plane::DEFAULT_KUBERNETES,
         check_missing_rule: false,
         webhooks: true,
+        // Its main.rs, as 0.1.0 scaffolded it, runs the manager without choosing: plain HTTP.
+        secure_metrics: false,
     });
 }

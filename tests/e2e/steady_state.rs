@@ -104,12 +104,11 @@ fn operator_requests(kubectl: &Kubectl, resources: &[&str]) -> Requests {
         {
             continue;
         }
-        // The test's own `kubectl annotate` patches the custom objects themselves.
+        // The custom objects themselves: the test's own `kubectl annotate` reads and patches
+        // them; a reconcile writes their status only.
         let subresource = label("subresource");
-        if verb == "PATCH"
-            && subresource.is_empty()
-            && !["deployments", "statefulsets", "services"].contains(&resource.as_str())
-        {
+        let owned = ["deployments", "statefulsets", "services"].contains(&resource.as_str());
+        if !owned && subresource != "status" {
             continue;
         }
         let value: f64 = value

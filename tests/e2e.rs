@@ -749,8 +749,8 @@ fn check_bundle(project: &Project, namespaced_operator: bool) {
     let owned = csv["spec"]["customresourcedefinitions"]["owned"]
         .as_array()
         .unwrap();
-    // Seven kinds, MySQLCluster of db in two versions.
-    assert_eq!(owned.len(), 7, "{owned:#?}");
+    // Nine kinds, MySQLCluster of db in two versions.
+    assert_eq!(owned.len(), 9, "{owned:#?}");
     kustomize(
         root,
         "config/olm",

@@ -101,11 +101,13 @@ impl MetricsAuth {
     }
 
     async fn review(&self, token: &str) -> Result<Verdict, ::kube::Error> {
+        // `spec.token` is optional before Kubernetes 1.37 and required from it: read from
+        // JSON, the one spec compiles on every version.
+        let spec: TokenReviewSpec =
+            ::serde_json::from_value(::serde_json::json!({ "token": token }))
+                .map_err(::kube::Error::SerdeError)?;
         let review = TokenReview {
-            spec: TokenReviewSpec {
-                token: token.to_owned(),
-                ..TokenReviewSpec::default()
-            },
+            spec,
             ..TokenReview::default()
         };
         let reviewed = Api::<TokenReview>::all(self.client.clone())

@@ -10,7 +10,7 @@ use ::anyhow::Context as _;
 use ::tokio::task::JoinSet;
 use ::tracing::{error, info};
 
-use crate::context::set_field_manager;
+use crate::context::{DEFAULT_CONCURRENCY, set_field_manager};
 use crate::leader::{self, LeaderElection, LeaderElectionConfig, LeaderElector};
 use crate::server::{self, MetricsServing, Readiness};
 use crate::telemetry::{self, LogFormat};
@@ -36,8 +36,6 @@ pub struct Options {
     pub watch_namespace: Option<String>,
     /// How the logs are written.
     pub log_format: LogFormat,
-    /// How many objects each controller reconciles at once, at most (at least 1).
-    pub max_concurrent_reconciles: u16,
 }
 
 /// A project's manager: its name, how it runs, and its webhooks. What the project's `main`
@@ -58,6 +56,7 @@ pub struct Manager {
     options: Options,
     webhooks: Option<::axum::Router>,
     metrics: MetricsServing,
+    concurrency: u16,
 }
 
 impl Manager {
@@ -69,7 +68,16 @@ impl Manager {
             options,
             webhooks: None,
             metrics: MetricsServing::plain(),
+            concurrency: DEFAULT_CONCURRENCY,
         }
+    }
+
+    /// Lets each controller reconcile at most `limit` objects at once (at least 1); without
+    /// this call, [`DEFAULT_CONCURRENCY`]. A builder method rather than a field of
+    /// [`Options`], which projects of earlier releases build as a struct literal.
+    pub fn max_concurrent_reconciles(mut self, limit: u16) -> Self {
+        self.concurrency = limit.max(1);
+        self
     }
 
     /// Serves /metrics as `serving` says; without this call, over plain HTTP.
@@ -118,9 +126,10 @@ impl Manager {
             options,
             webhooks,
             metrics,
+            concurrency,
         } = self;
         set_field_manager(&name)?;
-        manage(options, webhooks, metrics, controllers).await
+        manage(options, webhooks, metrics, concurrency, controllers).await
     }
 }
 
@@ -128,6 +137,7 @@ async fn manage<F, Fut>(
     options: Options,
     webhooks: Option<::axum::Router>,
     metrics_serving: MetricsServing,
+    concurrency: u16,
     controllers: F,
 ) -> ::anyhow::Result<()>
 where
@@ -150,7 +160,7 @@ where
         .context("cannot build a Kubernetes client from the configuration")?;
 
     let mut ctx = Context::new(client, options.watch_namespace);
-    ctx.concurrency = options.max_concurrent_reconciles.max(1);
+    ctx.concurrency = concurrency;
     let shutdown = ctx.shutdown.clone();
     check_api_server(&ctx.client, &kube_config).await?;
 

@@ -738,7 +738,36 @@ fn check_bundle(project: &Project, namespaced_operator: bool) {
     let install = &csv["spec"]["install"]["spec"];
     if namespaced_operator {
         assert_eq!(supported, ["OwnNamespace", "SingleNamespace"]);
-        assert!(install.get("clusterPermissions").is_none(), "{install}");
+        // Cluster-wide, a namespaced operator may only have /metrics' callers reviewed (both
+        // reviews are cluster-scoped objects); everything else is in its namespace.
+        let cluster_rules: Vec<(String, String)> = install["clusterPermissions"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .flat_map(|permission| permission["rules"].as_array().unwrap())
+            .flat_map(|rule| {
+                let group = rule["apiGroups"][0].as_str().unwrap().to_owned();
+                rule["resources"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .map(move |resource| (group.clone(), resource.as_str().unwrap().to_owned()))
+            })
+            .collect();
+        assert_eq!(
+            cluster_rules,
+            [
+                (
+                    "authentication.k8s.io".to_owned(),
+                    "tokenreviews".to_owned()
+                ),
+                (
+                    "authorization.k8s.io".to_owned(),
+                    "subjectaccessreviews".to_owned()
+                ),
+            ],
+            "{install}"
+        );
     } else {
         assert_eq!(supported, ["AllNamespaces"]);
         assert!(

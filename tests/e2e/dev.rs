@@ -264,6 +264,14 @@ pub fn run() {
         "pub struct Reconciler;",
     );
     edit(&root, CONTROLLER, &format!("{STATUS_MARKER}\n"), "");
+    // A new message, so that the restarted manager has a status to write: an unchanged
+    // one is not written, and would not be refused.
+    edit(
+        &root,
+        CONTROLLER,
+        "\"Widget is reconciled by the edit\"",
+        "\"Widget is reconciled without the marker\"",
+    );
     let since = session.wait_for_line("the API server refused the manager", from, REBUILD);
     assert!(
         since.contains("Applied the CRDs and RBAC"),

@@ -117,6 +117,28 @@ pub fn update_from_the_previous_release() {
         project.read("Cargo.toml")
     );
 
+    // What docs/update.md asks of a 0.1.0 plain controller's test: an unchanged status is no
+    // longer written.
+    let controller = "src/controllers/db/my_sql_cluster.rs";
+    let source = project.read(controller);
+    let test = source
+        .find("fn apply_without_changes_publishes_no_event()")
+        .unwrap_or_else(|| panic!("{controller} has no test to update:\n{source}"));
+    let start = test
+        + source[test..]
+            .find("let action = testing::apply(&Reconciler, &obj, async |server| {")
+            .unwrap();
+    let closure_end = "})\n        .await;";
+    let end = start + source[start..].find(closure_end).unwrap() + closure_end.len();
+    project.write(
+        controller,
+        &format!(
+            "{}let action = testing::apply(&Reconciler, &obj, async |_| {{}}).await;{}",
+            &source[..start],
+            &source[end..]
+        ),
+    );
+
     run(root, "opgen generate manifests", true);
     build_test_lint(root);
     run(root, "opgen generate manifests --check", true);

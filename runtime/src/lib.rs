@@ -42,6 +42,7 @@ pub mod apply;
 pub mod cache;
 pub mod context;
 pub mod cronjob;
+pub mod disruption;
 #[cfg(any(test, feature = "envtest"))]
 pub mod envtest;
 pub mod error;

@@ -6,6 +6,7 @@
 //! still call [`Context::apply_operand`].
 
 use ::k8s_openapi::api::core::v1::Service;
+use ::k8s_openapi::api::policy::v1::PodDisruptionBudget;
 use ::kube::core::object::HasStatus;
 use ::kube::runtime::controller::Action;
 use ::kube::runtime::reflector::{self, Store, store::Writer};
@@ -30,13 +31,23 @@ pub struct Operand<K: HasStatus, W: Workload> {
     workload: DesiredWorkload<K, W>,
     status: DesiredStatus<K, W>,
     service: Option<DesiredService<K>>,
-    /// The workloads and Services the controller's watches keep, which a steady reconcile
-    /// compares the desired ones with instead of reading them.
+    /// Whether the workload gets a PodDisruptionBudget above one replica.
+    disruption_budget: bool,
+    /// The workloads, Services and budgets the controller's watches keep, which a steady
+    /// reconcile compares the desired ones with instead of reading them.
     workloads: Store<W>,
     services: Store<Service>,
+    budgets: Store<PodDisruptionBudget>,
     /// What fills them, until [`Operand::controller`] hands it to the watches. Without a
     /// running controller (in unit tests) the stores stay empty, and every object is read.
-    writers: Option<(Writer<W>, Writer<Service>)>,
+    writers: Option<Writers<W>>,
+}
+
+/// What fills an [`Operand`]'s stores.
+struct Writers<W: Workload> {
+    workloads: Writer<W>,
+    services: Writer<Service>,
+    budgets: Writer<PodDisruptionBudget>,
 }
 
 impl<K, W> Operand<K, W>
@@ -54,15 +65,33 @@ where
     ) -> Self {
         let (workloads, workload_writer) = reflector::store();
         let (services, service_writer) = reflector::store();
+        let (budgets, budget_writer) = reflector::store();
         Self {
             app,
             workload,
             status,
             service: None,
+            disruption_budget: false,
             workloads,
             services,
-            writers: Some((workload_writer, service_writer)),
+            budgets,
+            writers: Some(Writers {
+                workloads: workload_writer,
+                services: service_writer,
+                budgets: budget_writer,
+            }),
         }
+    }
+
+    /// The reconciler [`Operand::new`] makes, which also keeps a PodDisruptionBudget for the
+    /// workload (see [`Operand::with_disruption_budget`]): what `opgen create api` scaffolds
+    /// from 0.2.0 on. `new` keeps none, for controllers whose RBAC does not grant budgets.
+    pub fn available(
+        app: &'static str,
+        workload: DesiredWorkload<K, W>,
+        status: DesiredStatus<K, W>,
+    ) -> Self {
+        Self::new(app, workload, status).with_disruption_budget()
     }
 
     /// Also applies a Service in front of the pods, before the workload: a StatefulSet needs
@@ -73,21 +102,32 @@ where
         self
     }
 
-    /// The controller of the kind, which also watches the workloads and Services this manager
-    /// made for the app: a pod that becomes ready, or an edit of the workload, reconciles its
-    /// owner.
+    /// Also keeps a PodDisruptionBudget for the workload while it asks for more than one
+    /// replica, and deletes it at one (see [`crate::disruption`]). Its RBAC: `list`, `watch`,
+    /// `create`, `patch` and `delete` on `policy` `poddisruptionbudgets`.
+    #[must_use]
+    pub fn with_disruption_budget(mut self) -> Self {
+        self.disruption_budget = true;
+        self
+    }
+
+    /// The controller of the kind, which also watches the workloads, Services and budgets
+    /// this manager made for the app: a pod that becomes ready, or an edit of the workload,
+    /// reconciles its owner.
     pub fn controller(mut self, ctx: Context) -> Setup<Self> {
         let made = made_for(self.app);
-        let has_service = self.service.is_some();
-        let Some((workloads, services)) = self.writers.take() else {
+        let (has_service, has_budget) = (self.service.is_some(), self.disruption_budget);
+        let Some(writers) = self.writers.take() else {
             unreachable!("`controller` takes the operand, so it runs once")
         };
-        let setup = controller(ctx, self).owns_cached::<W>(made.clone(), workloads);
+        let mut setup = controller(ctx, self).owns_cached::<W>(made.clone(), writers.workloads);
         if has_service {
-            setup.owns_cached::<Service>(made, services)
-        } else {
-            setup
+            setup = setup.owns_cached::<Service>(made.clone(), writers.services);
         }
+        if has_budget {
+            setup = setup.owns_cached::<PodDisruptionBudget>(made, writers.budgets);
+        }
+        setup
     }
 }
 
@@ -106,6 +146,9 @@ where
             ctx.apply_cached(&service(obj), &self.services).await?;
         }
         let workload = (self.workload)(obj);
+        if self.disruption_budget {
+            ctx.keep_budget(&workload, &self.budgets).await?;
+        }
         ctx.apply_operand(obj, &workload, &self.workloads, self.app, self.status)
             .await
     }
@@ -239,10 +282,14 @@ mod tests {
         assert!(first.is_ok(), "{first:?}");
 
         // The watches deliver what was applied, and the object's own watch its new status.
-        let (workloads, services) = operand.writers.as_mut().expect("not running");
+        let writers = operand.writers.as_mut().expect("not running");
         let (service, workload) = (applied_service.unwrap(), applied_workload.unwrap());
-        services.apply_watcher_event(&watcher::Event::Apply(service));
-        workloads.apply_watcher_event(&watcher::Event::Apply(workload));
+        writers
+            .services
+            .apply_watcher_event(&watcher::Event::Apply(service));
+        writers
+            .workloads
+            .apply_watcher_event(&watcher::Event::Apply(workload));
 
         // Any request, a read or a write, would fail the scenario.
         let again = testing::apply(&operand, &widget, async |_| {}).await;
@@ -255,8 +302,10 @@ mod tests {
         let widget = test_kinds::widget();
         let mut old = crate::cache::fingerprinted(&service(&widget));
         old.metadata.labels = None;
-        let (_, services) = operand.writers.as_mut().expect("not running");
-        services.apply_watcher_event(&watcher::Event::Apply(old));
+        let writers = operand.writers.as_mut().expect("not running");
+        writers
+            .services
+            .apply_watcher_event(&watcher::Event::Apply(old));
 
         let action = testing::apply(&operand, &widget, async |server| {
             let request = server.expect_applied(&service(&widget)).await;
@@ -264,5 +313,70 @@ mod tests {
         })
         .await;
         assert!(matches!(action, Err(Error::Kube(_))), "{action:?}");
+    }
+
+    fn scaled(replicas: i32) -> impl Fn(&Widget) -> StatefulSet {
+        move |widget| {
+            let mut workload = statefulset(widget);
+            if let Some(spec) = Option::<&mut StatefulSetSpec>::from(&mut workload.spec) {
+                spec.replicas = Some(replicas);
+            }
+            workload
+        }
+    }
+
+    fn three(widget: &Widget) -> StatefulSet {
+        scaled(3)(widget)
+    }
+
+    #[tokio::test]
+    async fn a_workload_of_more_than_one_replica_gets_its_budget_before_it_is_applied() {
+        let operand = Operand::available("widget", three, status);
+        let widget = test_kinds::widget();
+        let action = testing::apply(&operand, &widget, async |server| {
+            let workload = three(&widget);
+            let budget = crate::disruption::desired_budget(&workload).expect("a budget");
+            let request = server.expect_applied(&budget).await;
+            request.reply(StatusCode::CREATED, &budget);
+            server.expect_new_operand(&widget, None, &workload).await;
+        })
+        .await;
+        assert!(action.is_ok(), "{action:?}");
+    }
+
+    #[tokio::test]
+    async fn without_disruption_budgets_a_scaled_workload_gets_none() {
+        let operand = Operand::new("widget", three, status);
+        let widget = test_kinds::widget();
+        let action = testing::apply(&operand, &widget, async |server| {
+            server
+                .expect_new_operand(&widget, None, &three(&widget))
+                .await;
+        })
+        .await;
+        assert!(action.is_ok(), "{action:?}");
+    }
+
+    #[tokio::test]
+    async fn a_budget_left_from_a_larger_scale_is_deleted() {
+        let mut operand = Operand::new("widget", statefulset, status).with_disruption_budget();
+        let widget = test_kinds::widget();
+        let left = crate::disruption::desired_budget(&three(&widget)).expect("a budget");
+        let writers = operand.writers.as_mut().expect("not running");
+        writers
+            .budgets
+            .apply_watcher_event(&watcher::Event::Apply(left.clone()));
+
+        let action = testing::apply(&operand, &widget, async |server| {
+            let request = server
+                .expect(::http::Method::DELETE, &testing::path_of(&left))
+                .await;
+            request.reply(StatusCode::OK, &left);
+            server
+                .expect_new_operand(&widget, None, &statefulset(&widget))
+                .await;
+        })
+        .await;
+        assert!(action.is_ok(), "{action:?}");
     }
 }

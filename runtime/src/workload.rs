@@ -16,7 +16,7 @@ use ::k8s_openapi::api::core::v1::{
     Capabilities, Container, EmptyDirVolumeSource, PodSecurityContext, PodSpec, PodTemplateSpec,
     SeccompProfile, SecurityContext, Volume, VolumeMount,
 };
-use ::k8s_openapi::apimachinery::pkg::apis::meta::v1::{Condition, ObjectMeta};
+use ::k8s_openapi::apimachinery::pkg::apis::meta::v1::{Condition, LabelSelector, ObjectMeta};
 use ::k8s_openapi::jiff::Timestamp;
 use ::kube::Resource;
 use ::kube::core::object::HasStatus;
@@ -56,6 +56,9 @@ pub trait Workload: ApiObject + Resource<Scope = NamespaceResourceScope> {
     /// The spec of its pods.
     fn pod_spec(&self) -> Option<&PodSpec>;
 
+    /// The selector of its pods.
+    fn selector(&self) -> Option<&LabelSelector>;
+
     /// How far it has come, from what it reports in its status.
     fn progress(&self) -> Progress;
 }
@@ -82,6 +85,11 @@ impl Workload for Deployment {
     fn pod_spec(&self) -> Option<&PodSpec> {
         let spec: Option<&DeploymentSpec> = Option::from(&self.spec);
         spec.and_then(|spec| spec.template.spec.as_ref())
+    }
+
+    fn selector(&self) -> Option<&LabelSelector> {
+        let spec: Option<&DeploymentSpec> = Option::from(&self.spec);
+        spec.map(|spec| &spec.selector)
     }
 
     fn progress(&self) -> Progress {
@@ -118,6 +126,11 @@ impl Workload for StatefulSet {
     fn pod_spec(&self) -> Option<&PodSpec> {
         let spec: Option<&StatefulSetSpec> = Option::from(&self.spec);
         spec.and_then(|spec| spec.template.spec.as_ref())
+    }
+
+    fn selector(&self) -> Option<&LabelSelector> {
+        let spec: Option<&StatefulSetSpec> = Option::from(&self.spec);
+        spec.map(|spec| &spec.selector)
     }
 
     fn progress(&self) -> Progress {

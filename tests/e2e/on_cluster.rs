@@ -660,15 +660,22 @@ fn check_operand(kubectl: &Kubectl, setup: &Setup, crd: &Crd, sample: &Sample) {
     wait_for_event(kubectl, crd, name, "Created");
 
     let resource = format!("{}/{name}", crd.name);
-    kubectl.ok(&["scale", &resource, "--replicas=2", "-n", &namespace]);
-    wait_for(&format!("{resource} scaled to 2"), SETTLE, || {
-        let workload = find_workload(kubectl, &namespace, name)?;
-        match workload["spec"]["replicas"].as_i64() {
-            Some(2) => Ok(()),
-            other => Err(format!("replicas: {other:?}")),
-        }
-    });
+    // Above one replica a PodDisruptionBudget keeps all pods but one through a drain; at one
+    // it would block the drain forever, and is deleted.
+    scale(kubectl, &namespace, &resource, name, 3);
     wait_for_event(kubectl, crd, name, "Scaled");
+    check_budget(kubectl, setup, &workload, &owner);
+    scale(kubectl, &namespace, &resource, name, 1);
+    wait_for(
+        &format!("the PodDisruptionBudget of {name} deleted"),
+        SETTLE,
+        || match kubectl.try_ok(&["get", "poddisruptionbudget", name, "-n", &namespace]) {
+            Ok(_) => Err("still there".to_owned()),
+            Err(_) => Ok(()),
+        },
+    );
+    scale(kubectl, &namespace, &resource, name, 2);
+    check_budget(kubectl, setup, &workload, &owner);
 
     let image = "registry.example/e2e/app:2";
     let patch = json!({"spec": {"image": image}}).to_string();
@@ -729,6 +736,37 @@ fn check_operand(kubectl: &Kubectl, setup: &Setup, crd: &Crd, sample: &Sample) {
     });
 }
 
+/// Scales `resource` through its scale subresource, and waits for its workload to follow.
+fn scale(kubectl: &Kubectl, namespace: &str, resource: &str, name: &str, replicas: i64) {
+    let flag = format!("--replicas={replicas}");
+    kubectl.ok(&["scale", resource, &flag, "-n", namespace]);
+    wait_for(&format!("{resource} scaled to {replicas}"), SETTLE, || {
+        let workload = find_workload(kubectl, namespace, name)?;
+        match workload["spec"]["replicas"].as_i64() {
+            Some(found) if found == replicas => Ok(()),
+            other => Err(format!("replicas: {other:?}")),
+        }
+    });
+}
+
+/// The PodDisruptionBudget of `workload`: owned by `owner`, one pod unavailable at most, of
+/// the pods the workload selects.
+fn check_budget(kubectl: &Kubectl, setup: &Setup, workload: &Value, owner: &Value) {
+    let namespace = setup.namespace();
+    let name = workload["metadata"]["name"].as_str().expect("a name");
+    let budget = wait_for(
+        &format!("the PodDisruptionBudget of {name}"),
+        SETTLE,
+        || kubectl.try_json(&["get", "poddisruptionbudget", name, "-n", &namespace]),
+    );
+    check_owned(setup, &budget, owner);
+    assert_eq!(budget["spec"]["maxUnavailable"], 1, "{budget}");
+    assert_eq!(
+        budget["spec"]["selector"], workload["spec"]["selector"],
+        "{budget}"
+    );
+}
+
 /// The Deployment or StatefulSet named `name`.
 fn find_workload(kubectl: &Kubectl, namespace: &str, name: &str) -> Result<Value, String> {
     kubectl
@@ -783,7 +821,7 @@ fn delete_operand(kubectl: &Kubectl, namespace: &str, crd: &Crd, sample: &Sample
         // It learns of a new kind by rediscovering the API every 30 seconds.
         SETTLE * 2,
         || {
-            let left: Vec<&str> = ["deployment", "statefulset", "service"]
+            let left: Vec<&str> = ["deployment", "statefulset", "service", "pdb"]
                 .into_iter()
                 .filter(|kind| {
                     kubectl

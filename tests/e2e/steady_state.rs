@@ -15,6 +15,15 @@ use crate::{
 /// kube-controller-manager watches them and updates their status with PUT).
 type Requests = BTreeMap<(String, String, String), u64>;
 
+/// What an operand's reconcile makes: the PodDisruptionBudgets too, as the samples are
+/// scaled to two replicas before (the disruption controller writes their status with PUT).
+const OWNED: [&str; 4] = [
+    "deployments",
+    "statefulsets",
+    "services",
+    "poddisruptionbudgets",
+];
+
 /// Pokes every operand sample (an annotation: a watch event, no new generation), waits until
 /// `operator` has reconciled each, and checks that the API server received no read and no
 /// apply of the workloads, Services or statuses meanwhile.
@@ -24,7 +33,7 @@ pub fn check(
     namespace: &str,
     operands: &[(&Crd, &Sample)],
 ) {
-    let resources: Vec<&str> = ["deployments", "statefulsets", "services"]
+    let resources: Vec<&str> = OWNED
         .into_iter()
         .chain(operands.iter().map(|(crd, _)| crd.plural.as_str()))
         .collect();
@@ -107,7 +116,7 @@ fn operator_requests(kubectl: &Kubectl, resources: &[&str]) -> Requests {
         // The custom objects themselves: the test's own `kubectl annotate` reads and patches
         // them; a reconcile writes their status only.
         let subresource = label("subresource");
-        let owned = ["deployments", "statefulsets", "services"].contains(&resource.as_str());
+        let owned = OWNED.contains(&resource.as_str());
         if !owned && subresource != "status" {
             continue;
         }

@@ -388,6 +388,51 @@ fn values_that_break_the_schema_are_refused_naming_the_key() {
     }
 }
 
+/// Every binding the chart renders names a role it renders too, with metrics on and off.
+#[test]
+fn the_metrics_review_role_and_its_binding_are_rendered_together() {
+    let project = cluster_wide();
+    generate(&project, "");
+    for enabled in [true, false] {
+        let set = format!("metrics.enabled={enabled}");
+        let args = [
+            "template",
+            "demo",
+            CHART,
+            "--namespace",
+            "demo-ns",
+            "--set",
+            &set,
+        ];
+        let Some(rendered) = helm_ok(&project, &args) else {
+            return;
+        };
+        let objects = objects(&rendered);
+        let review_objects: Vec<_> = objects
+            .keys()
+            .filter(|(_, name)| name.contains("metrics-auth"))
+            .collect();
+        assert_eq!(
+            review_objects.len(),
+            if enabled { 2 } else { 0 },
+            "{review_objects:?}"
+        );
+        for ((kind, name), binding) in &objects {
+            if !kind.ends_with("RoleBinding") {
+                continue;
+            }
+            let role = (
+                binding["roleRef"]["kind"].as_str().unwrap().to_owned(),
+                binding["roleRef"]["name"].as_str().unwrap().to_owned(),
+            );
+            assert!(
+                objects.contains_key(&role),
+                "{kind} {name} (metrics.enabled={enabled}) binds {role:?}, which the chart does not render"
+            );
+        }
+    }
+}
+
 #[test]
 fn values_reach_the_objects() {
     let project = cluster_wide();

@@ -57,6 +57,7 @@ pub struct Manager {
     webhooks: Option<::axum::Router>,
     metrics: MetricsServing,
     concurrency: u16,
+    version: String,
 }
 
 impl Manager {
@@ -69,7 +70,15 @@ impl Manager {
             webhooks: None,
             metrics: MetricsServing::plain(),
             concurrency: DEFAULT_CONCURRENCY,
+            version: String::from("unknown"),
         }
+    }
+
+    /// Reports `version` (the project's, `env!("CARGO_PKG_VERSION")`) in the `build_info`
+    /// metric; without this call, `unknown`.
+    pub fn version(mut self, version: impl Into<String>) -> Self {
+        self.version = version.into();
+        self
     }
 
     /// Lets each controller reconcile at most `limit` objects at once (at least 1); without
@@ -127,23 +136,38 @@ impl Manager {
             webhooks,
             metrics,
             concurrency,
+            version,
         } = self;
         set_field_manager(&name)?;
-        manage(options, webhooks, metrics, concurrency, controllers).await
+        let serving = Serving {
+            webhooks,
+            metrics,
+            concurrency,
+            version,
+        };
+        manage(options, serving, controllers).await
     }
 }
 
-async fn manage<F, Fut>(
-    options: Options,
+/// What the manager's builder methods set, besides its name and options.
+struct Serving {
     webhooks: Option<::axum::Router>,
-    metrics_serving: MetricsServing,
+    metrics: MetricsServing,
     concurrency: u16,
-    controllers: F,
-) -> ::anyhow::Result<()>
+    version: String,
+}
+
+async fn manage<F, Fut>(options: Options, serving: Serving, controllers: F) -> ::anyhow::Result<()>
 where
     F: FnOnce(Context) -> Fut,
     Fut: Future<Output = ::anyhow::Result<()>>,
 {
+    let Serving {
+        webhooks,
+        metrics: metrics_serving,
+        concurrency,
+        version,
+    } = serving;
     // Flag mistakes need no cluster to report.
     let election = options
         .leader_election
@@ -162,7 +186,8 @@ where
     let mut ctx = Context::new(client, options.watch_namespace);
     ctx.concurrency = concurrency;
     let shutdown = ctx.shutdown.clone();
-    check_api_server(&ctx.client, &kube_config).await?;
+    let kubernetes_version = check_api_server(&ctx.client, &kube_config).await?;
+    ctx.metrics.set_build_info(&version, &kubernetes_version);
 
     let elector = match election {
         Some(config) => {
@@ -200,7 +225,10 @@ where
     };
     shutdown::stop_on_signal(shutdown.clone())?;
 
+    let metrics = ctx.metrics.clone();
+    // Called once this replica leads (at once without leader election).
     let run_controllers = || {
+        ctx.metrics.set_leader(true);
         match &ctx.watch_namespace {
             Some(namespace) => info!(%namespace, "starting controllers"),
             None => info!("starting controllers for all namespaces"),
@@ -211,6 +239,7 @@ where
         Some(elector) => elector.run(shutdown.clone(), run_controllers).await,
         None => run_controllers().await,
     };
+    metrics.set_leader(false);
 
     shutdown.cancel();
     let served = stopped(servers, "HTTP servers").await;
@@ -334,10 +363,11 @@ impl Controllers {
     }
 }
 
+/// Fails clearly when the API server does not answer; returns its version.
 async fn check_api_server(
     client: &::kube::Client,
     config: &::kube::Config,
-) -> ::anyhow::Result<()> {
+) -> ::anyhow::Result<String> {
     let url = &config.cluster_url;
     let version = ::tokio::time::timeout(API_SERVER_TIMEOUT, client.apiserver_version())
         .await
@@ -350,7 +380,7 @@ async fn check_api_server(
             )
         })?;
     info!(server = %url, version = %version.git_version, "connected to Kubernetes");
-    Ok(())
+    Ok(version.git_version)
 }
 
 /// The error and its causes on one line. Unlike anyhow's `{:#}` this skips a cause that the

@@ -13,7 +13,7 @@ use ::kube::runtime::reflector::{self, Store, store::Writer};
 use ::serde::Serialize;
 
 use crate::apply::made_for;
-use crate::reconcile::{Reconcile, Setup, controller};
+use crate::reconcile::{Reconcile, Setup, controller, controller_name};
 use crate::status::Conditions;
 use crate::workload::Workload;
 use crate::{Context, Error, context::ApiObject};
@@ -120,6 +120,8 @@ where
         let Some(writers) = self.writers.take() else {
             unreachable!("`controller` takes the operand, so it runs once")
         };
+        ctx.metrics
+            .count_replicas(&controller_name::<K>(), self.workloads.clone());
         let mut setup = controller(ctx, self).owns_cached::<W>(made.clone(), writers.workloads);
         if has_service {
             setup = setup.owns_cached::<Service>(made.clone(), writers.services);
@@ -219,6 +221,20 @@ mod tests {
             action.expect("apply succeeds"),
             Action::requeue(RESYNC_PERIOD)
         );
+    }
+
+    #[tokio::test]
+    async fn the_controller_reports_the_replicas_of_the_workloads_it_watches() {
+        let (ctx, _server) = testing::context();
+        let metrics = ctx.metrics.clone();
+        let _setup = Operand::new("widget", statefulset, status).controller(ctx);
+        let exposition = metrics.encode().expect("metrics encode");
+        for gauge in ["operand_replicas_desired", "operand_replicas_ready"] {
+            assert!(
+                exposition.contains(&format!(r#"_{gauge}{{controller="widget.example"}} 0"#)),
+                "{exposition}"
+            );
+        }
     }
 
     #[tokio::test]

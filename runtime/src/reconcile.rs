@@ -137,6 +137,7 @@ impl<R: Reconcile> Setup<R> {
         }
         let driver = Arc::new(Driver::new(reconciler, ctx.clone()).watching(controller.store()));
         let name = driver.name.as_str();
+        ctx.metrics.count_objects(name, controller.store());
         info!(controller = name, "starting controller");
         controller
             .graceful_shutdown_on(ctx.shutdown.clone().cancelled_owned())
@@ -210,13 +211,8 @@ impl<R: Reconcile> Driver<R> {
     /// The driver of `reconciler`, with no failures yet.
     pub fn new(reconciler: R, ctx: Context) -> Self {
         let group = R::Object::group(&());
-        // The core group's name is empty; metrics and logs call it `core`, as kubectl does.
-        let short_group = match group.split('.').next() {
-            Some("") | None => "core",
-            Some(first) => first,
-        };
         Self {
-            name: format!("{}.{short_group}", R::Object::kind(&()).to_lowercase()),
+            name: controller_name::<R::Object>(),
             finalizer: format!("{group}/finalizer"),
             reconciler,
             ctx,
@@ -301,6 +297,18 @@ impl<R: Reconcile> Driver<R> {
         warn!(%error, failures, retry_in = ?delay, "reconcile failed");
         Action::requeue(delay)
     }
+}
+
+/// The name of the controller of kind `K` in metrics and logs: `<kind>.<first part of the
+/// group>` in lowercase, such as `mysqlcluster.db`.
+pub fn controller_name<K: Resource<DynamicType = ()>>() -> String {
+    let group = K::group(&());
+    // The core group's name is empty; metrics and logs call it `core`, as kubectl does.
+    let short_group = match group.split('.').next() {
+        Some("") | None => "core",
+        Some(first) => first,
+    };
+    format!("{}.{short_group}", K::kind(&()).to_lowercase())
 }
 
 /// Delay before the next retry after `failures` consecutive failures (at least 1).
@@ -652,6 +660,7 @@ mod tests {
             "apiVersion": "v1", "kind": "List", "metadata": { "resourceVersion": "1" },
             "items": widgets,
         });
+        let metrics = ctx.metrics.clone();
         let running = ::tokio::spawn(controller(ctx, Widgets).run());
 
         // The CRD check and the list are answered; the watch and the status applies are held
@@ -666,6 +675,12 @@ mod tests {
             }
         }
         running.abort();
+        // The controller's cache is what /metrics counts.
+        let exposition = metrics.encode().expect("metrics encode");
+        assert!(
+            exposition.contains(r#"_objects{controller="widget.example"} 3"#),
+            "{exposition}"
+        );
 
         let applying = held
             .iter()

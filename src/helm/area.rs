@@ -72,7 +72,9 @@ pub fn classify(object: &Object, prefix: &str) -> (Area, Condition) {
         "Role" | "RoleBinding" if suffix.starts_with("webhook-certificate") => {
             (Area::Webhook, Condition::SelfManagedCertificate)
         }
-        "ClusterRole" if suffix.starts_with("metrics-") => {
+        // The metrics reviews' role and its binding come and go together: a binding to a
+        // role the chart does not render would fail nothing, and grant nothing.
+        "ClusterRole" | "ClusterRoleBinding" if suffix.starts_with("metrics-") => {
             (Area::Metrics, Condition::MetricsEnabled)
         }
         "ClusterRole" if aggregated => (Area::Rbac, Condition::RbacHelpers),
@@ -111,6 +113,15 @@ mod tests {
         assert_eq!(
             of("ClusterRole", "demo-metrics-reader"),
             (Area::Metrics, Condition::MetricsEnabled)
+        );
+        assert_eq!(
+            of("ClusterRole", "demo-metrics-auth-role"),
+            (Area::Metrics, Condition::MetricsEnabled)
+        );
+        assert_eq!(
+            of("ClusterRoleBinding", "demo-metrics-auth-rolebinding"),
+            (Area::Metrics, Condition::MetricsEnabled),
+            "the binding is rendered when its role is"
         );
         assert_eq!(
             of("ClusterRole", "demo-manager-role"),

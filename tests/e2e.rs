@@ -425,6 +425,7 @@ fn scenario(name: &str, init_args: &str, manager_role: &str, extras: Extras) {
         check_missing_rule,
         webhooks,
         secure_metrics: true,
+        disruption_budgets: true,
     });
 
     let rendered = kustomize(

@@ -152,5 +152,7 @@ pub fn update_from_the_previous_release() {
         webhooks: true,
         // Its main.rs, as 0.1.0 scaffolded it, runs the manager without choosing: plain HTTP.
         secure_metrics: false,
+        // Its operand controllers call `Operand::new`, as 0.1.0 scaffolded them.
+        disruption_budgets: false,
     });
 }

@@ -447,6 +447,12 @@ pub(crate) mod tests {
         widget
     }
 
+    /// Fails, showing the whole exposition, unless `body` has `line`.
+    #[track_caller]
+    fn assert_has(body: &[String], line: &str) {
+        assert!(body.iter().any(|l| l == line), "no {line:?} in {body:#?}");
+    }
+
     fn lines(metrics: &Metrics) -> Vec<String> {
         without_prefix(metrics.encode().unwrap())
             .lines()
@@ -479,30 +485,21 @@ pub(crate) mod tests {
         metrics.count_objects("widget.example", store);
 
         let body = lines(&metrics);
-        let has = |line: &str| body.iter().any(|l| l == line);
-        assert!(has("# TYPE PREFIX_objects gauge"), "{body:#?}");
-        assert!(
-            has(r#"PREFIX_objects{controller="widget.example"} 8"#),
-            "{body:#?}"
-        );
-        assert!(has("# TYPE PREFIX_objects_not_ready gauge"), "{body:#?}");
-        assert!(
-            has(r#"PREFIX_objects_not_ready{controller="widget.example"} 3"#),
-            "{body:#?}"
+        assert_has(&body, "# TYPE PREFIX_objects gauge");
+        assert_has(&body, r#"PREFIX_objects{controller="widget.example"} 8"#);
+        assert_has(&body, "# TYPE PREFIX_objects_not_ready gauge");
+        assert_has(
+            &body,
+            r#"PREFIX_objects_not_ready{controller="widget.example"} 3"#,
         );
 
         // The next scrape counts again.
         writer.apply_watcher_event(&watcher::Event::Delete(widgets[1].clone()));
         let body = lines(&metrics);
-        assert!(
-            body.iter()
-                .any(|l| l == r#"PREFIX_objects{controller="widget.example"} 7"#),
-            "{body:#?}"
-        );
-        assert!(
-            body.iter()
-                .any(|l| l == r#"PREFIX_objects_not_ready{controller="widget.example"} 2"#),
-            "{body:#?}"
+        assert_has(&body, r#"PREFIX_objects{controller="widget.example"} 7"#);
+        assert_has(
+            &body,
+            r#"PREFIX_objects_not_ready{controller="widget.example"} 2"#,
         );
     }
 
@@ -514,15 +511,10 @@ pub(crate) mod tests {
         metrics.count_objects("configmap.core", store);
 
         let body = lines(&metrics);
-        assert!(
-            body.iter()
-                .any(|l| l == r#"PREFIX_objects{controller="configmap.core"} 1"#),
-            "{body:#?}"
-        );
-        assert!(
-            body.iter()
-                .any(|l| l == r#"PREFIX_objects_not_ready{controller="configmap.core"} 0"#),
-            "{body:#?}"
+        assert_has(&body, r#"PREFIX_objects{controller="configmap.core"} 1"#);
+        assert_has(
+            &body,
+            r#"PREFIX_objects_not_ready{controller="configmap.core"} 0"#,
         );
     }
 
@@ -560,18 +552,14 @@ pub(crate) mod tests {
         metrics.count_replicas("mysqlcluster.db", store);
 
         let body = lines(&metrics);
-        let has = |line: &str| body.iter().any(|l| l == line);
-        assert!(
-            has("# TYPE PREFIX_operand_replicas_desired gauge"),
-            "{body:#?}"
+        assert_has(&body, "# TYPE PREFIX_operand_replicas_desired gauge");
+        assert_has(
+            &body,
+            r#"PREFIX_operand_replicas_desired{controller="mysqlcluster.db"} 6"#,
         );
-        assert!(
-            has(r#"PREFIX_operand_replicas_desired{controller="mysqlcluster.db"} 6"#),
-            "{body:#?}"
-        );
-        assert!(
-            has(r#"PREFIX_operand_replicas_ready{controller="mysqlcluster.db"} 4"#),
-            "{body:#?}"
+        assert_has(
+            &body,
+            r#"PREFIX_operand_replicas_ready{controller="mysqlcluster.db"} 4"#,
         );
         // Per kind only: no object's name in any label.
         assert!(
@@ -604,7 +592,7 @@ pub(crate) mod tests {
         );
         let body = lines(&metrics);
         assert!(body.contains(&expected), "{body:#?}");
-        assert!(body.iter().any(|l| l == "# TYPE PREFIX_build_info gauge"));
+        assert_has(&body, "# TYPE PREFIX_build_info gauge");
 
         // Set again (a restart of the connection): still one series.
         metrics.set_build_info("0.3.1", "v1.34.0");

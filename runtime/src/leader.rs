@@ -6,11 +6,18 @@
 //! Stopping controllers mid-flight is the only safe move once another replica may be
 //! reconciling the same objects.
 
-use ::std::time::Duration;
+use ::std::{
+    pin::Pin,
+    sync::{Arc, Mutex},
+    task::{Context, Poll},
+    time::Duration,
+};
 
 use ::anyhow::{Context as _, anyhow};
-use ::kube::Client;
+use ::axum::http::{Method, Request, Response};
+use ::kube::{Client, client::Body};
 use ::kube_lease_manager::{DurationSeconds, LeaseCreateMode, LeaseManager, LeaseParams};
+use ::tokio::time::Instant;
 use ::tokio_util::sync::CancellationToken;
 use ::tracing::{info, warn};
 
@@ -18,15 +25,27 @@ use ::tracing::{info, warn};
 const LEASE_DURATION: DurationSeconds = 15;
 /// The leader renews this long before the lease expires, i.e. every 5 seconds.
 const RENEW_GRACE: DurationSeconds = 10;
-/// Per-request timeout of the elector's client. A renewal (a PATCH and a GET) must fail well
-/// within `RENEW_GRACE`, while the lease is still ours, instead of hanging past its expiry.
-const API_TIMEOUT: Duration = Duration::from_secs(4);
-/// Pause between attempts of a standby that cannot read the lease.
-const RETRY_PERIOD: Duration = Duration::from_secs(2);
+/// How long after its last renewal the leader keeps retrying a renewal that fails, before it
+/// gives up and stops: controller-runtime's renew deadline. The 5 seconds left of the lease
+/// cover the controllers' stop and some clock skew between the replicas.
+const RENEW_DEADLINE: Duration = Duration::from_secs(10);
+/// Per-request timeout of the elector's client. A renewal (a PATCH and a GET) fails within
+/// twice this, so that a slow API server leaves time for a second attempt before
+/// `RENEW_DEADLINE`, instead of one request hanging past the lease's expiry.
+const API_TIMEOUT: Duration = Duration::from_secs(2);
+/// Pause between attempts: of a standby that cannot read the lease, of a leader whose renewal
+/// failed.
+const RETRY_PERIOD: Duration = Duration::from_secs(1);
 
-// LeaseParams::new panics otherwise; a renewal is two requests.
+// LeaseParams::new panics otherwise.
 const _: () = assert!(RENEW_GRACE < LEASE_DURATION);
-const _: () = assert!(2 * API_TIMEOUT.as_secs() < RENEW_GRACE);
+// A renewal's PATCH, sent `LEASE_DURATION - RENEW_GRACE` after the last one, fails early
+// enough to be tried again.
+const _: () = assert!(
+    (LEASE_DURATION - RENEW_GRACE) + API_TIMEOUT.as_secs() + RETRY_PERIOD.as_secs()
+        < RENEW_DEADLINE.as_secs()
+);
+const _: () = assert!(RENEW_DEADLINE.as_secs() < LEASE_DURATION);
 
 /// What `--leader-elect` and its flags ask for: the Lease the replicas compete for.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -111,28 +130,104 @@ fn holder_identity() -> Option<String> {
         .filter(|name| !name.is_empty())
 }
 
-/// A client for the elector alone: short timeouts and no retries, so a renewal fails while
-/// the lease is still ours (see `API_TIMEOUT`). The controllers' client keeps kube's defaults,
-/// which suit long watches.
-pub fn lease_client(config: &::kube::Config) -> ::anyhow::Result<Client> {
-    let mut config = config.clone();
-    config.connect_timeout = Some(API_TIMEOUT);
-    config.read_timeout = Some(API_TIMEOUT);
-    config.write_timeout = Some(API_TIMEOUT);
-    config.reset_reader_on_write = true;
-    config.default_retry = false;
-    Client::try_from(config).context("cannot build the Kubernetes client for leader election")
+/// The elector's own client, and when it last renewed the lease.
+pub struct LeaseClient {
+    client: Client,
+    renewals: Renewals,
+}
+
+impl LeaseClient {
+    /// A client with short timeouts and no retries of its own, so a renewal fails while the
+    /// lease is still ours (see `API_TIMEOUT`) and the elector decides what to retry. The
+    /// controllers' client keeps kube's defaults, which suit long watches.
+    pub fn new(config: &::kube::Config) -> ::anyhow::Result<Self> {
+        let mut config = config.clone();
+        config.connect_timeout = Some(API_TIMEOUT);
+        config.read_timeout = Some(API_TIMEOUT);
+        config.write_timeout = Some(API_TIMEOUT);
+        config.reset_reader_on_write = true;
+        config.default_retry = false;
+        let renewals = Renewals::default();
+        let client = ::kube::client::ClientBuilder::try_from(config)
+            .context("cannot build the Kubernetes client for leader election")?
+            .with_layer(&renewals)
+            .build();
+        Ok(Self { client, renewals })
+    }
+}
+
+/// When this replica last wrote the Lease: the moment its last successful PATCH was sent,
+/// which is when the API server's copy was renewed at the latest. kube-lease-manager renews
+/// inside `LeaseManager::changed` and reports only a change of holder, so the elector's client
+/// notes each write as it passes.
+#[derive(Clone, Debug, Default)]
+struct Renewals(Arc<Mutex<Option<Instant>>>);
+
+impl Renewals {
+    /// How long ago the lease was last written; `None` before the first write.
+    fn since_last(&self) -> Option<Duration> {
+        self.0.lock().unwrap().map(|sent| sent.elapsed())
+    }
+}
+
+impl<S> ::tower::Layer<S> for Renewals {
+    type Service = RecordRenewals<S>;
+
+    fn layer(&self, inner: S) -> Self::Service {
+        RecordRenewals {
+            inner,
+            renewals: self.clone(),
+        }
+    }
+}
+
+/// The service [`Renewals`] wraps around the elector's client.
+struct RecordRenewals<S> {
+    inner: S,
+    renewals: Renewals,
+}
+
+impl<S, B> ::tower::Service<Request<Body>> for RecordRenewals<S>
+where
+    S: ::tower::Service<Request<Body>, Response = Response<B>>,
+    S::Future: Send + 'static,
+    S::Error: Send + 'static,
+    B: Send + 'static,
+{
+    type Response = S::Response;
+    type Error = S::Error;
+    type Future = Pin<Box<dyn Future<Output = Result<Self::Response, Self::Error>> + Send>>;
+
+    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Self::Error>> {
+        self.inner.poll_ready(cx)
+    }
+
+    fn call(&mut self, request: Request<Body>) -> Self::Future {
+        let write = request.method() == Method::PATCH;
+        let sent = Instant::now();
+        let renewals = self.renewals.clone();
+        let response = self.inner.call(request);
+        Box::pin(async move {
+            let response = response.await?;
+            if write && response.status().is_success() {
+                *renewals.0.lock().unwrap() = Some(sent);
+            }
+            Ok(response)
+        })
+    }
 }
 
 /// A candidate for the Lease: runs the controllers while it leads.
 pub struct LeaderElector {
     manager: LeaseManager,
+    renewals: Renewals,
     config: LeaderElectionConfig,
 }
 
 impl LeaderElector {
     /// Creates the Lease when it does not exist yet, so RBAC problems show at start-up.
-    pub async fn new(client: Client, config: LeaderElectionConfig) -> ::anyhow::Result<Self> {
+    pub async fn new(client: LeaseClient, config: LeaderElectionConfig) -> ::anyhow::Result<Self> {
+        let LeaseClient { client, renewals } = client;
         let params = LeaseParams::new(config.identity.clone(), LEASE_DURATION, RENEW_GRACE);
         let manager = LeaseManager::new(
             client,
@@ -149,7 +244,11 @@ impl LeaderElector {
                 config.namespace, config.lease_name
             )
         })?;
-        Ok(Self { manager, config })
+        Ok(Self {
+            manager,
+            renewals,
+            config,
+        })
     }
 
     /// Waits for the lease, then runs `lead` while renewing it.
@@ -163,7 +262,11 @@ impl LeaderElector {
         F: FnOnce() -> Fut,
         Fut: Future<Output = ::anyhow::Result<()>>,
     {
-        let Self { manager, config } = self;
+        let Self {
+            manager,
+            renewals,
+            config,
+        } = self;
         info!(
             lease = %config.lease_name,
             namespace = %config.namespace,
@@ -176,7 +279,7 @@ impl LeaderElector {
             info!(identity = %config.identity, "became the leader: starting controllers");
             ::tokio::select! {
                 result = lead() => result,
-                lost = hold(&manager) => {
+                lost = hold(&manager, &renewals) => {
                     shutdown.cancel();
                     return Err(lost);
                 }
@@ -223,14 +326,30 @@ async fn campaign(manager: &LeaseManager, shutdown: &CancellationToken) -> bool 
 
 /// Renews the lease for as long as possible; returns why leadership ended.
 ///
-/// kube-lease-manager renews inside `changed()` and reports only transitions, so a failed
-/// renewal cannot be retried safely: by then the lease has less than `RENEW_GRACE` left.
-async fn hold(manager: &LeaseManager) -> ::anyhow::Error {
+/// A renewal that fails (a slow or briefly unreachable API server) is tried again every
+/// `RETRY_PERIOD` until `RENEW_DEADLINE` after the last successful one; only then does the
+/// leader give up, while the lease is still its own. Calling `changed()` again after an error
+/// renews at once, since the lease is then within its grace period; if another replica has
+/// taken it meanwhile, `changed()` says so.
+async fn hold(manager: &LeaseManager, renewals: &Renewals) -> ::anyhow::Error {
     loop {
-        match manager.changed().await {
-            Ok(true) => {}
+        let err = match manager.changed().await {
+            Ok(true) => continue,
             Ok(false) => return anyhow!("lost the leader-election lease to another replica"),
-            Err(err) => return anyhow!(err).context("cannot renew the leader-election lease"),
+            Err(err) => err,
+        };
+        match renewals.since_last() {
+            Some(since) if since + RETRY_PERIOD < RENEW_DEADLINE => {
+                warn!(error = %err, renewed_ago = ?since, "cannot renew the leader-election lease; retrying");
+                ::tokio::time::sleep(RETRY_PERIOD).await;
+            }
+            Some(since) => {
+                return anyhow!(err).context(format!(
+                    "cannot renew the leader-election lease, last renewed {since:.1?} ago: \
+                     stopping before it expires and another replica takes over"
+                ));
+            }
+            None => return anyhow!(err).context("cannot renew the leader-election lease"),
         }
     }
 }
@@ -306,21 +425,30 @@ mod tests {
     /// A one-Lease API server with just enough GET, POST and PATCH for kube-lease-manager, so
     /// the tests do not depend on the exact sequence of its calls.
     #[derive(Clone, Default)]
-    struct FakeLease(Arc<Mutex<Option<Value>>>);
+    struct FakeLease {
+        stored: Arc<Mutex<Option<Value>>>,
+        /// How many of the next PATCHes fail, as an overloaded API server's would.
+        failing_patches: Arc<Mutex<usize>>,
+        /// PATCHes answered 200 so far.
+        patched: Arc<Mutex<usize>>,
+    }
 
     impl FakeLease {
         fn held_by(identity: &str) -> Self {
-            let lease = FakeLease(Arc::new(Mutex::new(Some(json!({
-                "apiVersion": "coordination.k8s.io/v1",
-                "kind": "Lease",
-                "metadata": { "name": "operator-leader", "namespace": "operator-system" },
-                "spec": {},
-            })))));
+            let lease = FakeLease {
+                stored: Arc::new(Mutex::new(Some(json!({
+                    "apiVersion": "coordination.k8s.io/v1",
+                    "kind": "Lease",
+                    "metadata": { "name": "operator-leader", "namespace": "operator-system" },
+                    "spec": {},
+                })))),
+                ..FakeLease::default()
+            };
             lease.take_over(identity);
             lease
         }
 
-        fn client(&self) -> Client {
+        fn client(&self) -> LeaseClient {
             let (service, mut handle) = ::tower_test::mock::pair::<Request<Body>, Response<Body>>();
             let lease = self.clone();
             ::tokio::spawn(async move {
@@ -328,7 +456,19 @@ mod tests {
                     send.send_response(lease.answer(request).await);
                 }
             });
-            Client::new(service, "default")
+            let renewals = Renewals::default();
+            LeaseClient {
+                client: Client::new(::tower::Layer::layer(&renewals, service), "default"),
+                renewals,
+            }
+        }
+
+        fn fail_patches(&self, count: usize) {
+            *self.failing_patches.lock().unwrap() = count;
+        }
+
+        fn patched(&self) -> usize {
+            *self.patched.lock().unwrap()
         }
 
         async fn answer(&self, request: Request<Body>) -> Response<Body> {
@@ -343,7 +483,18 @@ mod tests {
                 parts.uri
             );
             let body = body.collect_bytes().await.unwrap();
-            let mut stored = self.0.lock().unwrap();
+            if parts.method == Method::PATCH {
+                let mut failing = self.failing_patches.lock().unwrap();
+                if *failing > 0 {
+                    *failing -= 1;
+                    let status = json!({
+                        "apiVersion": "v1", "kind": "Status", "status": "Failure",
+                        "reason": "Timeout", "code": 504, "message": "etcd request timed out",
+                    });
+                    return respond(StatusCode::GATEWAY_TIMEOUT, &status);
+                }
+            }
+            let mut stored = self.stored.lock().unwrap();
             match (parts.method, stored.as_mut()) {
                 (Method::GET, Some(lease)) => respond(StatusCode::OK, lease),
                 (Method::POST, None) => {
@@ -363,6 +514,7 @@ mod tests {
                             value => spec.insert(field.clone(), value.clone()),
                         };
                     }
+                    *self.patched.lock().unwrap() += 1;
                     respond(StatusCode::OK, lease)
                 }
                 (method, _) => {
@@ -376,7 +528,7 @@ mod tests {
         }
 
         fn holder(&self) -> Option<String> {
-            let stored = self.0.lock().unwrap();
+            let stored = self.stored.lock().unwrap();
             stored.as_ref()?["spec"]["holderIdentity"]
                 .as_str()
                 .map(str::to_owned)
@@ -384,7 +536,7 @@ mod tests {
 
         /// Another replica takes the lease (as it may once this one misses its renewals).
         fn take_over(&self, identity: &str) {
-            let mut stored = self.0.lock().unwrap();
+            let mut stored = self.stored.lock().unwrap();
             let spec = &mut stored.as_mut().unwrap()["spec"];
             spec["holderIdentity"] = json!(identity);
             spec["renewTime"] = ::serde_json::to_value(MicroTime(Timestamp::now())).unwrap();
@@ -494,6 +646,80 @@ mod tests {
             lease.holder().as_deref(),
             Some("pod-1"),
             "the new leader's lease is left alone"
+        );
+    }
+
+    // Paused time, as above. A renewal answered 504 once: the leader tries again and leads on.
+    #[::tokio::test(start_paused = true)]
+    async fn a_failed_renewal_is_retried_and_the_leader_leads_on() {
+        let lease = FakeLease::default();
+        let elector = LeaderElector::new(lease.client(), config("pod-0"))
+            .await
+            .unwrap();
+        let shutdown = CancellationToken::new();
+
+        let fake = lease.clone();
+        let result = timeout(
+            Duration::from_secs(120),
+            elector.run(shutdown.clone(), move || async move {
+                let taken = fake.patched();
+                fake.fail_patches(1);
+                // Three renewals after the failed one.
+                while fake.patched() < taken + 3 {
+                    ::tokio::time::sleep(Duration::from_secs(1)).await;
+                }
+                Ok(())
+            }),
+        )
+        .await
+        .expect("the leader renews after the failure");
+
+        result.unwrap();
+        assert!(!shutdown.is_cancelled(), "the leader did not give up");
+        assert_eq!(
+            *lease.failing_patches.lock().unwrap(),
+            0,
+            "a renewal failed"
+        );
+    }
+
+    // Paused time, as above. Renewals that keep failing: the leader stops within the deadline.
+    #[::tokio::test(start_paused = true)]
+    async fn renewals_failing_past_the_deadline_stop_the_leader() {
+        let lease = FakeLease::default();
+        let elector = LeaderElector::new(lease.client(), config("pod-0"))
+            .await
+            .unwrap();
+        let shutdown = CancellationToken::new();
+
+        let fake = lease.clone();
+        let started = Instant::now();
+        let result = timeout(
+            Duration::from_secs(120),
+            elector.run(shutdown.clone(), move || async move {
+                fake.fail_patches(usize::MAX);
+                ::std::future::pending().await
+            }),
+        )
+        .await
+        .expect("the leader gives up");
+
+        let err = format!("{:#}", result.unwrap_err());
+        assert!(
+            err.contains("cannot renew the leader-election lease"),
+            "{err}"
+        );
+        assert!(err.contains("etcd request timed out"), "{err}");
+        assert!(shutdown.is_cancelled());
+        // It tried more than once, and stopped before the lease could expire.
+        assert!(
+            *lease.failing_patches.lock().unwrap() <= usize::MAX - 2,
+            "one attempt only"
+        );
+        let held = started.elapsed();
+        assert!(
+            held < Duration::from_secs(LEASE_DURATION),
+            "led {held:?} without a renewal"
         );
     }
 }

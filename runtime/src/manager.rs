@@ -191,7 +191,7 @@ where
 
     let elector = match election {
         Some(config) => {
-            Some(LeaderElector::new(leader::lease_client(&kube_config)?, config).await?)
+            Some(LeaderElector::new(leader::LeaseClient::new(&kube_config)?, config).await?)
         }
         None => None,
     };

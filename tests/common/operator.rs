@@ -123,7 +123,17 @@ impl Operator {
     /// GET `path` of the health-probe server: status and body.
     pub fn probe(&self, path: &str) -> (u16, String) {
         http_get(&format!("{}{path}", self.health))
-            .unwrap_or_else(|err| panic!("{} does not answer {path}: {err}", self.process.name()))
+            .unwrap_or_else(|err| self.unreachable(&format!("does not answer {path}"), err))
+    }
+
+    /// Fails the test on a request the manager did not answer. A refused connection most
+    /// often means it has exited: its log says why.
+    fn unreachable(&self, what: &str, err: impl std::fmt::Display) -> ! {
+        panic!(
+            "{} {what}: {err}\n{}",
+            self.process.name(),
+            self.process.log_tail()
+        )
     }
 
     /// The body of /metrics, after checking it answers 200.
@@ -140,7 +150,7 @@ impl Operator {
             Some(_) => https_get(&url, token),
             None => http_get(&url),
         };
-        answer.unwrap_or_else(|err| panic!("{} serves no /metrics: {err}", self.process.name()))
+        answer.unwrap_or_else(|err| self.unreachable("serves no /metrics", err))
     }
 
     /// Reconciles counted so far, per controller (the `controller` label).

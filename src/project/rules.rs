@@ -601,7 +601,11 @@ mod tests {
             backup
         };
         let cluster = resource("db", "v1", "Cluster");
-        check(&project(vec![cluster.clone(), backup(Workload::Job, "Cluster")])).unwrap();
+        check(&project(vec![
+            cluster.clone(),
+            backup(Workload::Job, "Cluster"),
+        ]))
+        .unwrap();
         fails(
             vec![cluster.clone(), backup(Workload::Job, "Database")],
             1,

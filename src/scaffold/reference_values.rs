@@ -33,7 +33,11 @@ pub struct ReferenceValues {
 impl ReferenceValues {
     /// The values of `reference`, made by `referencing`; `None` when `PROJECT` has no such
     /// kind (its rules refuse that before anything is rendered).
-    pub fn new(project: &Project, referencing: &Resource, reference: &KindReference) -> Option<Self> {
+    pub fn new(
+        project: &Project,
+        referencing: &Resource,
+        reference: &KindReference,
+    ) -> Option<Self> {
         let versions: Vec<&Resource> = project
             .resources
             .iter()

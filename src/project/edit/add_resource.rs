@@ -52,10 +52,7 @@ pub struct ResourceChange {
 
 /// Adds the resource `request` asks for, refusing anything that would leave `PROJECT`
 /// inconsistent.
-pub fn add_resource(
-    project: &Project,
-    mut request: AddResource,
-) -> anyhow::Result<ResourceChange> {
+pub fn add_resource(project: &Project, mut request: AddResource) -> anyhow::Result<ResourceChange> {
     if let Some(asked) = request.references.take() {
         let reference = resolve_reference(project, &request, &asked)?;
         if let Some(operand) = request.operand.as_mut() {
@@ -303,7 +300,11 @@ fn resolve_reference(
     groups.dedup();
     let group = match groups.as_slice() {
         [] => {
-            let mut owned: Vec<String> = project.resources.iter().map(|r| r.kind.to_string()).collect();
+            let mut owned: Vec<String> = project
+                .resources
+                .iter()
+                .map(|r| r.kind.to_string())
+                .collect();
             owned.sort();
             owned.dedup();
             return Err(Refusal::ReferencedKindNotOwned { named, owned });
@@ -439,18 +440,27 @@ mod tests {
             "{unknown}"
         );
         let global = refused(job_referencing("Policy", None));
-        assert!(global.contains("--references Policy: it is cluster-scoped, and Backup is namespaced"), "{global}");
+        assert!(
+            global.contains("--references Policy: it is cluster-scoped, and Backup is namespaced"),
+            "{global}"
+        );
         let mut cronjob = job_referencing("Cluster", None);
         cronjob.operand.as_mut().unwrap().workload = Workload::CronJob;
         let cronjob = refused(cronjob);
-        assert!(cronjob.contains("--references works with --workload job (this kind's workload: cronjob)"), "{cronjob}");
+        assert!(
+            cronjob
+                .contains("--references works with --workload job (this kind's workload: cronjob)"),
+            "{cronjob}"
+        );
 
         let elsewhere = Project {
             resources: project.resources[1..].to_vec(),
             ..project.clone()
         };
         let mut in_two = elsewhere.clone();
-        in_two.resources.push(Resource::for_test("cache", "v1", "Cluster"));
+        in_two
+            .resources
+            .push(Resource::for_test("cache", "v1", "Cluster"));
         let ambiguous = refusal(&in_two, job_referencing("Cluster", None)).to_string();
         assert!(
             ambiguous.ends_with("Name its group: --references cache/Cluster"),

@@ -250,7 +250,11 @@ impl Refusal {
             ReferencedKindNotOwned { named, owned } => write!(
                 f,
                 "--references {named}: the project owns no such kind (it owns {})",
-                if owned.is_empty() { "none".to_owned() } else { owned.join(", ") }
+                if owned.is_empty() {
+                    "none".to_owned()
+                } else {
+                    owned.join(", ")
+                }
             ),
             ReferencedKindAmbiguous { kind, groups } => write!(
                 f,

@@ -251,6 +251,16 @@ pub struct CreateApiArgs {
         help_heading = "Operand"
     )]
     pub command_args: Vec<String>,
+    /// With --workload job: each object names an object of this kind of the project in its
+    /// namespace (`spec.<kind>Ref.name`), and its Job gets that object's address; `GROUP/KIND`
+    /// when the project has the kind in several groups
+    #[arg(
+        long,
+        value_name = "KIND",
+        requires = "image",
+        help_heading = "Operand"
+    )]
+    pub references: Option<String>,
     /// Overwrite scaffolded files that already exist (see the diff first with --dry-run)
     #[arg(long)]
     pub force: bool,

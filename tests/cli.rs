@@ -572,6 +572,70 @@ fn create_api_refuses_bad_operand_flags() {
     }
 }
 
+/// `--references` names a namespaced kind of the project's own, from a Job operand kind; any
+/// other is refused with the flag and the way out, and nothing is written.
+#[test]
+fn create_api_refuses_references_it_cannot_follow() {
+    let project = Project::init("demo", "");
+    project.create_api("--group db --version v1 --kind MySQLCluster");
+    project.create_api("--group ops --version v1 --kind MySQLCluster");
+    project.create_api("--group ops --version v1 --kind Policy --namespaced=false");
+    let api = |flags: &str| {
+        format!("create api --group db --version v1 --kind MySQLBackup --image mysql:8.0 {flags}")
+    };
+    let cases: Vec<(String, i32, Vec<&str>)> = vec![
+        (
+            api("--workload job --references Deployment"),
+            1,
+            vec![
+                "--references Deployment: the project owns no such kind (it owns MySQLCluster, Policy)",
+                "create that kind first",
+            ],
+        ),
+        (
+            api("--workload job --references Policy"),
+            1,
+            vec![
+                "--references Policy: it is cluster-scoped, and MySQLBackup is namespaced",
+                "Reference a namespaced kind",
+            ],
+        ),
+        (
+            api("--workload cronjob --references MySQLCluster"),
+            1,
+            vec!["--references works with --workload job (this kind's workload: cronjob)"],
+        ),
+        (
+            api("--workload job --references cache/MySQLCluster"),
+            1,
+            vec!["--references cache/MySQLCluster: the project owns no such kind"],
+        ),
+        (
+            api("--workload job --references mysql-cluster"),
+            1,
+            vec!["invalid --references mysql-cluster"],
+        ),
+        (
+            "create api --group db --version v1 --kind Thing --references MySQLCluster".to_owned(),
+            2,
+            vec!["--image"],
+        ),
+    ];
+    for (args, code, needles) in cases {
+        fails_unchanged(&project.root, &args, code, &needles);
+    }
+    // In another group than its own, a kind two groups have must be named with its group.
+    fails_unchanged(
+        &project.root,
+        "create api --group cache --version v1 --kind Backup --image mysql:8.0 --workload job --references MySQLCluster",
+        1,
+        &[
+            "the project has MySQLCluster in the groups db, ops",
+            "Name its group: --references db/MySQLCluster",
+        ],
+    );
+}
+
 /// A command's arguments may hold commas: one `--command` per argument, or all of them
 /// after `--`.
 #[test]

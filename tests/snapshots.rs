@@ -153,6 +153,19 @@ fn create_api_operand_on_a_job() {
     );
 }
 
+/// A Job whose objects each name a MySQLCluster (`--references`): the spec's typed reference,
+/// the sample naming the cluster's sample, and the controller's watch and RBAC marker.
+#[test]
+fn create_api_operand_on_a_job_referencing_another_kind() {
+    snapshot_create_api(
+        "api_operand_job_references",
+        &[
+            "--group db --version v1alpha1 --kind MySQLCluster --image mysql:8.0 --workload statefulset --port 3306",
+            "--group db --version v1alpha1 --kind MySQLBackup --image mysql:8.0 --workload job --references MySQLCluster -- mysqldump --all-databases",
+        ],
+    );
+}
+
 #[test]
 fn create_api_operand_on_a_cronjob() {
     snapshot_create_api(

@@ -17,6 +17,7 @@ use ::serde::Serialize;
 use crate::apply::made_for;
 use crate::context::ApiObject;
 use crate::reconcile::{RESYNC_PERIOD, Reconcile, Setup, controller};
+use crate::reference::{self, Reference, Resolution, Resolve};
 use crate::status::Conditions;
 use crate::{Context, Error};
 
@@ -94,6 +95,9 @@ pub struct JobRun {
     pub outcome: Option<(String, String)>,
     /// The spec changed after the Job was made.
     pub outdated: bool,
+    /// What the object's reference resolved to, for a kind that has one
+    /// ([`JobOperand::references`]).
+    pub reference: Option<Resolution>,
 }
 
 impl JobRun {
@@ -132,10 +136,12 @@ impl JobRun {
             attempts: active + succeeded + failed,
             outcome,
             outdated: false,
+            reference: None,
         }
     }
 
-    /// The conditions of the run: [`COMPLETE`], [`FAILED`] and [`OUTDATED`].
+    /// The conditions of the run: [`COMPLETE`], [`FAILED`] and [`OUTDATED`], and for a kind
+    /// with a reference [`REFERENCED`](reference::REFERENCED).
     pub fn conditions(&self, conditions: &Conditions) -> Vec<Condition> {
         let outcome = |phase: Phase, type_: &str| match (&self.outcome, self.phase == phase) {
             (Some((reason, message)), true) => conditions.set(type_, true, reason, message),
@@ -155,11 +161,13 @@ impl JobRun {
             ),
             false => conditions.set(OUTDATED, false, "JobMatchesSpec", "The Job runs the spec"),
         };
-        vec![
+        let mut all = vec![
             outcome(Phase::Succeeded, COMPLETE),
             outcome(Phase::Failed, FAILED),
             outdated,
-        ]
+        ];
+        all.extend(self.reference.iter().map(|r| r.condition(conditions)));
+        all
     }
 }
 
@@ -195,10 +203,11 @@ fn finished<K: HasStatus<Status: Serialize>>(obj: &K) -> bool {
 }
 
 /// A Job operand kind's reconciler: see the module's documentation.
-pub struct JobOperand<K: HasStatus> {
+pub struct JobOperand<K: ApiObject + HasStatus> {
     app: &'static str,
     job: DesiredJob<K>,
     status: JobStatus<K>,
+    reference: Option<Box<dyn Resolve<K>>>,
 }
 
 impl<K> JobOperand<K>
@@ -207,14 +216,47 @@ where
 {
     /// The reconciler of a kind whose Job's pods are labelled `app.kubernetes.io/name=<app>`.
     pub fn new(app: &'static str, job: DesiredJob<K>, status: JobStatus<K>) -> Self {
-        Self { app, job, status }
+        Self {
+            app,
+            job,
+            status,
+            reference: None,
+        }
     }
 
-    /// The controller of the kind, which also watches the Jobs this manager made for the app:
-    /// a Job's progress reconciles its owner.
+    /// Each object references an object of `T`: the Job is made only once that exists, with
+    /// its address in the containers' environment; until then the status reports
+    /// [`NOT_FOUND`](reference::NOT_FOUND), and the watch of `T` brings the object back when
+    /// its referenced object appears.
+    #[must_use]
+    pub fn references<T>(mut self, reference: Reference<K, T>) -> Self
+    where
+        T: ApiObject + ::kube::Resource<Scope = ::k8s_openapi::NamespaceResourceScope>,
+    {
+        self.reference = Some(Box::new(reference));
+        self
+    }
+
+    /// The controller of the kind, which also watches the Jobs this manager made for the app
+    /// (a Job's progress reconciles its owner) and the referenced kind, if there is one.
     pub fn controller(self, ctx: Context) -> Setup<Self> {
         let made = made_for(self.app);
-        controller(ctx, self).owns::<Job>(made)
+        let watch = self.reference.as_ref().map(|r| r.add_watch());
+        let setup = controller(ctx, self).owns::<Job>(made);
+        match watch {
+            Some(watch) => setup.watching(watch),
+            None => setup,
+        }
+    }
+
+    /// The object's Job, with the referenced object's address in its environment when the
+    /// reference resolved.
+    fn desired(&self, obj: &K, resolution: Option<&Resolution>) -> Job {
+        let mut job = (self.job)(obj);
+        if let (Some(Resolution::Found { env }), Some(spec)) = (resolution, job.spec.as_mut()) {
+            spec.template = reference::with_env(::std::mem::take(&mut spec.template), env);
+        }
+        stamped(job)
     }
 }
 
@@ -227,12 +269,28 @@ where
     const FINALIZER: bool = false;
 
     async fn apply(&self, obj: &K, ctx: &Context) -> Result<Action, Error> {
-        let desired = stamped((self.job)(obj));
+        let resolution = match &self.reference {
+            Some(reference) => Some(reference.resolve(obj, ctx).await?),
+            None => None,
+        };
+        let unresolved = resolution.as_ref().is_some_and(|r| !r.found());
+        let desired = self.desired(obj, resolution.as_ref());
         let job = match ctx.get_stored(&desired).await? {
             Some(job) => job,
             // Its Job ran and is gone (`ttlSecondsAfterFinished`): the status keeps the
             // outcome, and the object never runs again.
             None if finished(obj) => return Ok(Action::await_change()),
+            // No Job without what it must reach: the watch of the referenced kind brings the
+            // object back when that appears, so there is nothing to poll for.
+            None if unresolved => {
+                let run = JobRun {
+                    reference: resolution,
+                    ..JobRun::of(&Job::default())
+                };
+                let status = (self.status)(obj, &run, &Conditions::of(obj, Timestamp::now()));
+                ctx.apply_status(obj, &status).await?;
+                return Ok(Action::await_change());
+            }
             None => {
                 let job = ctx.apply(&desired).await?;
                 let image = desired
@@ -249,8 +307,10 @@ where
         };
         let mut run = JobRun::of(&job);
         let made_from = job.metadata.annotations.as_ref();
-        run.outdated =
-            made_from.and_then(|a| a.get(SPEC_ANNOTATION)) != Some(&fingerprint(&desired));
+        // A reference gone after the Job was made leaves nothing to compare the Job with.
+        run.outdated = !unresolved
+            && made_from.and_then(|a| a.get(SPEC_ANNOTATION)) != Some(&fingerprint(&desired));
+        run.reference = resolution;
         let status = (self.status)(obj, &run, &Conditions::of(obj, Timestamp::now()));
         let update = ctx.apply_status(obj, &status).await?;
         update.warn_if_turned_true(FAILED).await;
@@ -430,5 +490,81 @@ mod tests {
         })
         .await;
         assert_eq!(action.expect("nothing to do"), Action::await_change());
+    }
+
+    fn gizmo_job(gizmo: &test_kinds::Gizmo) -> Job {
+        let labels = AppLabels::new("gizmo", "backup", gizmo);
+        let pods = RestrictedPods::new(labels.all(), container("gizmo", "gizmo:1")).template();
+        let spec = JobSpec {
+            template: run_once(pods),
+            ..JobSpec::default()
+        };
+        Job {
+            metadata: owned_by(gizmo, labels.all()),
+            spec: Some(spec),
+            ..Job::default()
+        }
+    }
+
+    fn gizmo_status(
+        gizmo: &test_kinds::Gizmo,
+        run: &JobRun,
+        conditions: &Conditions,
+    ) -> WidgetStatus {
+        WidgetStatus {
+            conditions: run.conditions(conditions),
+            observed_generation: gizmo.metadata.generation,
+        }
+    }
+
+    fn referencing() -> (JobOperand<test_kinds::Gizmo>, test_kinds::Gizmo) {
+        let reference: Reference<_, Widget> =
+            Reference::new("WIDGET", |g: &test_kinds::Gizmo| &g.spec.widget_ref);
+        let operand = JobOperand::new("gizmo", gizmo_job, gizmo_status)
+            .references(reference.service_port(80));
+        let mut gizmo = test_kinds::gizmo();
+        gizmo.spec.widget_ref = testing::NAME.to_owned();
+        (operand, gizmo)
+    }
+
+    #[tokio::test]
+    async fn without_its_referenced_object_no_job_is_made_and_the_status_says_why() {
+        let (operand, gizmo) = referencing();
+        let widget = test_kinds::widget();
+        let action = testing::apply(&operand, &gizmo, async |server| {
+            server.expect_get(&widget, None).await;
+            server.expect_get(&stamped(gizmo_job(&gizmo)), None).await;
+            let status = server.expect_status_applied(&gizmo).await;
+            assert_eq!(status["conditions"][0]["reason"], "Pending");
+            assert_eq!(status["conditions"][3]["type"], reference::REFERENCED);
+            assert_eq!(status["conditions"][3]["status"], "False");
+            assert_eq!(status["conditions"][3]["reason"], reference::NOT_FOUND);
+        })
+        .await;
+        // Not a requeue: the watch of the referenced kind brings the object back.
+        assert_eq!(action.expect("apply succeeds"), Action::await_change());
+    }
+
+    #[tokio::test]
+    async fn with_its_referenced_object_the_job_gets_its_address() {
+        let (operand, gizmo) = referencing();
+        let widget = test_kinds::widget();
+        let mut expected = gizmo_job(&gizmo);
+        let spec = expected.spec.as_mut().expect("a spec");
+        let env = reference::env("WIDGET", testing::NAME, testing::NAMESPACE, Some(80));
+        spec.template = reference::with_env(spec.template.clone(), &env);
+        let action = testing::apply(&operand, &gizmo, async |server| {
+            server.expect_get(&widget, Some(&widget)).await;
+            server.expect_created(&stamped(expected.clone())).await;
+            server.expect_event(&gizmo, "Normal", "Created").await;
+            let status = server.expect_status_applied(&gizmo).await;
+            assert_eq!(status["conditions"][3]["reason"], reference::FOUND);
+            assert_eq!(status["conditions"][2]["status"], "False", "not outdated");
+        })
+        .await;
+        assert_eq!(
+            action.expect("apply succeeds"),
+            Action::requeue(RESYNC_PERIOD)
+        );
     }
 }

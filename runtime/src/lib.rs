@@ -54,6 +54,7 @@ pub mod metrics;
 pub mod metrics_auth;
 pub mod operand;
 pub mod reconcile;
+pub mod reference;
 pub mod server;
 pub mod serving;
 pub mod shutdown;

@@ -75,7 +75,7 @@ pub fn controller<R: Reconcile>(ctx: Context, reconciler: R) -> Setup<R> {
 }
 
 /// Adds a watch to a kind's controller.
-type AddWatch<K> = Box<dyn FnOnce(Controller<K>, &Context) -> Controller<K> + Send>;
+pub(crate) type AddWatch<K> = Box<dyn FnOnce(Controller<K>, &Context) -> Controller<K> + Send>;
 
 /// A kind's controller being set up: see [`controller()`].
 pub struct Setup<R: Reconcile> {
@@ -111,6 +111,13 @@ impl<R: Reconcile> Setup<R> {
             let watch = cached_watch(ctx.watched::<C>(), config, writer);
             controller.owns_stream(watch.touched_objects())
         });
+        self.watches.push(add);
+        self
+    }
+
+    /// Also adds the watch `add`, as the machinery's own watches do (see
+    /// [`Reference::watch`](crate::reference::Reference::watch)).
+    pub(crate) fn watching(mut self, add: AddWatch<R::Object>) -> Self {
         self.watches.push(add);
         self
     }

@@ -39,6 +39,26 @@ pub struct WidgetStatus {
 )]
 pub struct GadgetSpec {}
 
+/// A namespaced custom resource that references a [`Widget`] by name.
+#[derive(::kube::CustomResource, Clone, Debug, Default, PartialEq, Deserialize, Serialize)]
+#[kube(
+    group = "example.com",
+    version = "v1",
+    kind = "Gizmo",
+    namespaced,
+    status = "WidgetStatus",
+    derive = "Default",
+    schema = "disabled"
+)]
+pub struct GizmoSpec {
+    pub widget_ref: String,
+}
+
+/// A new [`Gizmo`] (see [`testing::new_object`]), which names no Widget yet.
+pub fn gizmo() -> Gizmo {
+    testing::new_object()
+}
+
 /// A new [`Widget`] (see [`testing::new_object`]).
 pub fn widget() -> Widget {
     testing::new_object()

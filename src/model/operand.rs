@@ -1,6 +1,6 @@
 use serde::{Deserialize, Serialize};
 
-use super::{ImageRef, KnownImage, NonRootId};
+use super::{ImageRef, KindReference, KnownImage, NonRootId};
 
 /// The workload an operand kind runs its application in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum, Serialize, Deserialize)]
@@ -96,6 +96,9 @@ pub struct Operand {
     /// The container's command; the image's entrypoint when empty.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub command: Vec<String>,
+    /// The kind whose objects each object names in its spec (`--references`), for a Job.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub references: Option<KindReference>,
 }
 
 /// The user and group the container's processes run as. The group also owns the
@@ -161,6 +164,7 @@ mod tests {
             port: None,
             run_as_user: run_as_user.map(|uid| uid.try_into().unwrap()),
             command: Vec::new(),
+            references: None,
         }
     }
 

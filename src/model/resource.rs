@@ -47,6 +47,13 @@ impl Resource {
         {
             names.push(format!("{kind}Storage"));
         }
+        if self
+            .operand
+            .as_ref()
+            .is_some_and(|operand| operand.references.is_some())
+        {
+            names.push(format!("{kind}Reference"));
+        }
         names
     }
 

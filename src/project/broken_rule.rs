@@ -54,6 +54,18 @@ pub enum BrokenRule {
     PortZero,
     #[error("the operand's `command` has an empty argument")]
     EmptyCommandArgument,
+    #[error(
+        "{kind} `references` {referenced}, which is not a kind of the project (`resources` has no {referenced})"
+    )]
+    UnknownReference { kind: String, referenced: String },
+    #[error(
+        "{kind} `references` {referenced}, which is cluster-scoped: a namespaced object may only reference objects in its own namespace"
+    )]
+    ClusterScopedReference { kind: String, referenced: String },
+    #[error(
+        "{kind} `references` another kind, which only a Job operand can (`workload: job`): its Job gets the referenced object's address"
+    )]
+    ReferenceWithoutJob { kind: String },
 
     // ---- Two versions of one kind.
     #[error("{kind} {group}/{version} is listed twice")]
@@ -266,6 +278,10 @@ impl BrokenRule {
             CrdThroughLink { .. } => "Replace the link with a copy of the CRD".to_owned(),
             BuiltInPlural { plural, .. } => format!("Set `plural: {plural}`"),
             BuiltInScope { namespaced, .. } => format!("Set `namespaced: {namespaced}`"),
+            UnknownReference { .. } | ClusterScopedReference { .. } => {
+                "Name a namespaced kind of `resources` in `references`, or remove it".to_owned()
+            }
+            ReferenceWithoutJob { .. } => "Remove `references`".to_owned(),
             ClusterScopedOperand { .. }
             | PortZero
             | EmptyCommandArgument

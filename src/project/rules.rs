@@ -8,7 +8,7 @@
 
 use super::Project;
 pub use super::broken_rule::{BrokenRule, Violation};
-use crate::model::{Operand, Resource};
+use crate::model::{KindReference, Operand, Resource, Workload};
 
 /// The longest DNS-1123 subdomain, which CRD names and API groups are.
 const MAX_SUBDOMAIN: usize = 253;
@@ -56,6 +56,9 @@ fn check_alone(project: &Project, resource: &Resource) -> Result<(), BrokenRule>
             });
         }
         check_operand(operand)?;
+        if let Some(reference) = &operand.references {
+            check_reference(project, resource, operand, reference)?;
+        }
     }
     if resource
         .webhooks
@@ -97,6 +100,31 @@ fn check_operand(operand: &Operand) -> Result<(), BrokenRule> {
         return Err(BrokenRule::EmptyCommandArgument);
     }
     Ok(())
+}
+
+/// A Job operand's reference: to a namespaced kind of the project's own.
+fn check_reference(
+    project: &Project,
+    resource: &Resource,
+    operand: &Operand,
+    reference: &KindReference,
+) -> Result<(), BrokenRule> {
+    let kind = resource.kind.to_string();
+    if operand.workload != Workload::Job {
+        return Err(BrokenRule::ReferenceWithoutJob { kind });
+    }
+    let referenced = format!("{}/{}", reference.group, reference.kind);
+    match project
+        .resources
+        .iter()
+        .find(|r| r.group == reference.group && r.kind == reference.kind)
+    {
+        None => Err(BrokenRule::UnknownReference { kind, referenced }),
+        Some(target) if !target.namespaced => {
+            Err(BrokenRule::ClusterScopedReference { kind, referenced })
+        }
+        Some(_) => Ok(()),
+    }
 }
 
 /// Two versions of one kind: one CRD holds them, so they share its names and scope, and the
@@ -530,6 +558,7 @@ mod tests {
             port: None,
             run_as_user: None,
             command: Vec::new(),
+            references: None,
         }
     }
 
@@ -554,6 +583,47 @@ mod tests {
             vec![first, second_version("db", "v2", "Thing")],
             1,
             "different operands",
+        );
+    }
+
+    #[test]
+    fn a_reference_names_a_namespaced_kind_of_the_project_from_a_job() {
+        let backup = |workload, kind: &str| {
+            let mut backup = resource("db", "v1", "Backup");
+            backup.operand = Some(Operand {
+                workload,
+                references: Some(KindReference {
+                    group: "db".parse().unwrap(),
+                    kind: kind.parse().unwrap(),
+                }),
+                ..operand()
+            });
+            backup
+        };
+        let cluster = resource("db", "v1", "Cluster");
+        check(&project(vec![
+            cluster.clone(),
+            backup(Workload::Job, "Cluster"),
+        ]))
+        .unwrap();
+        fails(
+            vec![cluster.clone(), backup(Workload::Job, "Database")],
+            1,
+            "`references` db/Database, which is not a kind of the project",
+        );
+        fails(
+            vec![cluster.clone(), backup(Workload::CronJob, "Cluster")],
+            1,
+            "only a Job operand can",
+        );
+        let global = Resource {
+            namespaced: false,
+            ..cluster
+        };
+        fails(
+            vec![global, backup(Workload::Job, "Cluster")],
+            1,
+            "which is cluster-scoped",
         );
     }
 

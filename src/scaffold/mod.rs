@@ -8,6 +8,7 @@ mod external_types;
 mod foreign_values;
 mod kustomization;
 mod operand_values;
+mod reference_values;
 pub mod retired_runtime;
 pub mod runtime_dependency;
 mod rust;

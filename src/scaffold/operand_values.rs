@@ -288,6 +288,7 @@ mod tests {
             port: None,
             run_as_user: run_as_user.map(|uid| uid.try_into().unwrap()),
             command: Vec::new(),
+            references: None,
         })
     }
 
@@ -350,6 +351,7 @@ mod tests {
             port: None,
             run_as_user: None,
             command: vec!["memcached".into(), "say \"hi\"\n".into()],
+            references: None,
         });
         assert_eq!(
             values.command_literals,
@@ -417,6 +419,7 @@ mod tests {
             port: Some(3306),
             run_as_user: None,
             command: vec!["mysqld".into()],
+            references: None,
         };
         let values = OperandValues::new(&operand);
         assert_eq!(values.runs_as, "a StatefulSet, behind a Service");

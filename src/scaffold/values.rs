@@ -3,7 +3,7 @@
 
 use serde::Serialize;
 
-use super::{operand_values::OperandValues, rust_order};
+use super::{operand_values::OperandValues, reference_values::ReferenceValues, rust_order};
 use crate::{
     model::{License, Resource},
     project::{Project, Scope},
@@ -99,6 +99,8 @@ pub struct KindValues {
     pub controller_version: Option<String>,
     /// The application the kind runs, for kinds made with `create api --image`.
     pub operand: Option<OperandValues>,
+    /// The kind its objects reference (`create api --references`).
+    pub reference: Option<ReferenceValues>,
     /// The path of the kind's conversion webhook, when its versions convert through one.
     pub conversion_path: Option<String>,
 }
@@ -238,6 +240,10 @@ impl KindValues {
                 .iter()
                 .find_map(|r| r.operand.as_ref())
                 .map(OperandValues::new),
+            reference: versions
+                .iter()
+                .find_map(|r| r.operand.as_ref()?.references.as_ref())
+                .and_then(|reference| ReferenceValues::new(project, resource, reference)),
             conversion_path: project
                 .converts(resource)
                 .then(|| resource.conversion_path(domain)),

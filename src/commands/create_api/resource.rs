@@ -12,7 +12,7 @@ use crate::{
     model::{ImageRef, Operand},
     project::{
         Project,
-        edit::add_resource::{self, AddResource, ResourceChange},
+        edit::add_resource::{self, AddResource, RequestedReference, ResourceChange},
     },
     prompt::Prompter,
     scaffold::{self, ResourceParts},
@@ -72,7 +72,20 @@ pub(super) fn request(
             .as_deref()
             .map(|image| operand(image, args, prompter))
             .transpose()?,
+        references: args.references.as_deref().map(reference).transpose()?,
     })
+}
+
+/// `--references`' value: a kind, after its group when the project has it in several.
+fn reference(value: &str) -> anyhow::Result<RequestedReference> {
+    let (group, kind) = match value.split_once('/') {
+        Some((group, kind)) => (Some(group.parse()?), kind),
+        None => (None, value),
+    };
+    let kind = kind
+        .parse()
+        .map_err(|err| anyhow::anyhow!("invalid --references {value}: {err}"))?;
+    Ok(RequestedReference { group, kind })
 }
 
 /// The application of an operand kind, from `--image` and its companion flags (clap has
@@ -102,6 +115,7 @@ fn operand(image: &str, args: &CreateApiArgs, prompter: &Prompter) -> anyhow::Re
         port: args.port,
         run_as_user: args.run_as_user,
         command,
+        references: None,
     };
     if operand.run_as().is_none() {
         operand.run_as_user = prompter.optional(&format!(

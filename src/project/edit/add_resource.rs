@@ -5,7 +5,7 @@
 
 use super::{KindVersion, Refusal};
 use crate::{
-    model::{Group, Kind, Operand, Resource, ResourceName, Version},
+    model::{Group, Kind, KindReference, Operand, Resource, ResourceName, Version, Workload},
     project::Project,
 };
 
@@ -25,6 +25,15 @@ pub struct AddResource {
     pub storage: Option<bool>,
     /// The application the kind runs (`--image` and its companion flags).
     pub operand: Option<Operand>,
+    /// The kind its objects reference (`--references`), as typed.
+    pub references: Option<RequestedReference>,
+}
+
+/// `--references [GROUP/]KIND`, before it is looked up in `PROJECT`.
+#[derive(Debug, Clone)]
+pub struct RequestedReference {
+    pub group: Option<Group>,
+    pub kind: Kind,
 }
 
 /// The project after the change, the resource added or given a controller, and what of it
@@ -43,7 +52,13 @@ pub struct ResourceChange {
 
 /// Adds the resource `request` asks for, refusing anything that would leave `PROJECT`
 /// inconsistent.
-pub fn add_resource(project: &Project, request: AddResource) -> anyhow::Result<ResourceChange> {
+pub fn add_resource(project: &Project, mut request: AddResource) -> anyhow::Result<ResourceChange> {
+    if let Some(asked) = request.references.take() {
+        let reference = resolve_reference(project, &request, &asked)?;
+        if let Some(operand) = request.operand.as_mut() {
+            operand.references = Some(reference);
+        }
+    }
     let (group, version, kind) = (
         request.group.clone(),
         request.version.clone(),
@@ -259,6 +274,66 @@ fn check_hub_kept(before: &Project, after: &Project, added: &Resource) -> anyhow
     Ok(())
 }
 
+/// The kind of the project `--references` names, which must suit a Job operand kind: one the
+/// project owns, namespaced like the new kind, and unambiguous.
+fn resolve_reference(
+    project: &Project,
+    request: &AddResource,
+    asked: &RequestedReference,
+) -> Result<KindReference, Refusal> {
+    let workload = request.operand.as_ref().map(|operand| operand.workload);
+    if workload != Some(Workload::Job) {
+        let workload = workload.map_or("none", Workload::flag);
+        return Err(Refusal::ReferencesWithoutJob { workload });
+    }
+    let named = asked.group.as_ref().map_or_else(
+        || asked.kind.to_string(),
+        |group| format!("{group}/{}", asked.kind),
+    );
+    let candidates: Vec<&Resource> = project
+        .resources
+        .iter()
+        .filter(|r| r.kind == asked.kind && asked.group.as_ref().is_none_or(|g| *g == r.group))
+        .collect();
+    let mut groups: Vec<&Group> = candidates.iter().map(|r| &r.group).collect();
+    groups.sort_by_key(|g| g.to_string());
+    groups.dedup();
+    let group = match groups.as_slice() {
+        [] => {
+            let mut owned: Vec<String> = project
+                .resources
+                .iter()
+                .map(|r| r.kind.to_string())
+                .collect();
+            owned.sort();
+            owned.dedup();
+            return Err(Refusal::ReferencedKindNotOwned { named, owned });
+        }
+        [group] => (*group).clone(),
+        _ if groups.contains(&&request.group) => request.group.clone(),
+        _ => {
+            return Err(Refusal::ReferencedKindAmbiguous {
+                kind: asked.kind.to_string(),
+                groups: groups.iter().map(ToString::to_string).collect(),
+            });
+        }
+    };
+    let referenced = candidates
+        .iter()
+        .find(|r| r.group == group)
+        .expect("a candidate of the group");
+    if !referenced.namespaced {
+        return Err(Refusal::ReferencedClusterScoped {
+            named,
+            kind: request.kind.to_string(),
+        });
+    }
+    Ok(KindReference {
+        group,
+        kind: asked.kind.clone(),
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -276,6 +351,7 @@ mod tests {
             namespaced: None,
             storage: None,
             operand: None,
+            references: None,
         }
     }
 
@@ -310,6 +386,85 @@ mod tests {
                 group: "db".to_owned(),
                 first: "v1".to_owned(),
             }
+        );
+    }
+
+    fn job_referencing(kind: &str, group: Option<&str>) -> AddResource {
+        AddResource {
+            operand: Some(Operand {
+                image: "mysql:8.0".parse().unwrap(),
+                workload: Workload::Job,
+                port: None,
+                run_as_user: None,
+                command: Vec::new(),
+                references: None,
+            }),
+            references: Some(RequestedReference {
+                group: group.map(|g| g.parse().unwrap()),
+                kind: kind.parse().unwrap(),
+            }),
+            ..request("v1", "Backup")
+        }
+    }
+
+    #[test]
+    fn a_reference_is_resolved_to_a_kind_of_the_project() {
+        let mut global = Resource::for_test("ops", "v1", "Policy");
+        global.namespaced = false;
+        let project = Project {
+            resources: vec![
+                Resource::for_test("db", "v1", "Cluster"),
+                Resource::for_test("ops", "v1", "Cluster"),
+                Resource::for_test("ops", "v1", "Server"),
+                global,
+            ],
+            ..Project::for_test("demo", Scope::Cluster)
+        };
+        let referenced = |request| {
+            let change = add_resource(&project, request).unwrap();
+            let reference = change.resource.operand.unwrap().references.unwrap();
+            format!("{}/{}", reference.group, reference.kind)
+        };
+        // Its own group first, then the one group that has it, or the group named.
+        assert_eq!(referenced(job_referencing("Cluster", None)), "db/Cluster");
+        assert_eq!(referenced(job_referencing("Server", None)), "ops/Server");
+        assert_eq!(
+            referenced(job_referencing("Cluster", Some("ops"))),
+            "ops/Cluster"
+        );
+
+        let refused = |request| refusal(&project, request).to_string();
+        let unknown = refused(job_referencing("Deployment", None));
+        assert!(
+            unknown.starts_with("--references Deployment: the project owns no such kind (it owns Cluster, Policy, Server)"),
+            "{unknown}"
+        );
+        let global = refused(job_referencing("Policy", None));
+        assert!(
+            global.contains("--references Policy: it is cluster-scoped, and Backup is namespaced"),
+            "{global}"
+        );
+        let mut cronjob = job_referencing("Cluster", None);
+        cronjob.operand.as_mut().unwrap().workload = Workload::CronJob;
+        let cronjob = refused(cronjob);
+        assert!(
+            cronjob
+                .contains("--references works with --workload job (this kind's workload: cronjob)"),
+            "{cronjob}"
+        );
+
+        let elsewhere = Project {
+            resources: project.resources[1..].to_vec(),
+            ..project.clone()
+        };
+        let mut in_two = elsewhere.clone();
+        in_two
+            .resources
+            .push(Resource::for_test("cache", "v1", "Cluster"));
+        let ambiguous = refusal(&in_two, job_referencing("Cluster", None)).to_string();
+        assert!(
+            ambiguous.ends_with("Name its group: --references cache/Cluster"),
+            "{ambiguous}"
         );
     }
 }

@@ -53,6 +53,24 @@ pub enum Refusal {
         group: String,
         first: String,
     },
+    /// `--references` with another workload than a Job (`none` without `--image`).
+    ReferencesWithoutJob {
+        workload: &'static str,
+    },
+    /// `--references` names a kind that is not among the project's own.
+    ReferencedKindNotOwned {
+        named: String,
+        owned: Vec<String>,
+    },
+    ReferencedKindAmbiguous {
+        kind: String,
+        groups: Vec<String>,
+    },
+    /// `--references` names a cluster-scoped kind, while the new `kind` is namespaced.
+    ReferencedClusterScoped {
+        named: String,
+        kind: String,
+    },
     HubKept {
         kind: String,
         hub: String,
@@ -225,6 +243,28 @@ impl Refusal {
                 f,
                 "{flag} `{given}` differs from `{kept}` of {kind} {group}/{first}: every version of a kind shares it"
             ),
+            ReferencesWithoutJob { workload } => write!(
+                f,
+                "--references works with --workload job (this kind's workload: {workload}): the referenced object's address goes to the environment of the Job each object runs"
+            ),
+            ReferencedKindNotOwned { named, owned } => write!(
+                f,
+                "--references {named}: the project owns no such kind (it owns {})",
+                if owned.is_empty() {
+                    "none".to_owned()
+                } else {
+                    owned.join(", ")
+                }
+            ),
+            ReferencedKindAmbiguous { kind, groups } => write!(
+                f,
+                "--references {kind}: the project has {kind} in the groups {}",
+                groups.join(", ")
+            ),
+            ReferencedClusterScoped { named, kind } => write!(
+                f,
+                "--references {named}: it is cluster-scoped, and {kind} is namespaced: its objects may only reference objects in their own namespace"
+            ),
             NamesTaken {
                 kind,
                 plural,
@@ -313,6 +353,13 @@ impl Refusal {
             }
             DiffersFromFirst { kept, .. } => format!("Drop the flag to keep `{kept}`"),
             NamesTaken { .. } => "Choose another with --plural or --short-name".to_owned(),
+            ReferencesWithoutJob { .. } => "Add --image and --workload job, or drop --references".to_owned(),
+            ReferencedKindNotOwned { .. } => "Name a kind made with `opgen create api` (without --resource=false), or create that kind first".to_owned(),
+            ReferencedKindAmbiguous { kind, groups } => format!(
+                "Name its group: --references {}/{kind}",
+                groups.first().map_or("<group>", String::as_str)
+            ),
+            ReferencedClusterScoped { .. } => "Reference a namespaced kind, or drop --references".to_owned(),
             OperandExists { .. } => "Drop --image and the other operand flags: the new version keeps the kind's operand".to_owned(),
             HubKept { hub, new, .. } => format!(
                 "Pass --storage=false to add {new} as a version that converts through {hub}"

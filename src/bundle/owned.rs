@@ -198,6 +198,7 @@ mod tests {
             port: Some(11211),
             run_as_user: None,
             command: vec![],
+            autoscale: false,
         });
         project.resources = vec![Resource::for_test("db", "v1", "Backup"), operand];
         let crds = [

@@ -96,6 +96,10 @@ pub struct Operand {
     /// The container's command; the image's entrypoint when empty.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub command: Vec<String>,
+    /// The kind has an optional `spec.autoscaling`, from which its controller keeps a
+    /// HorizontalPodAutoscaler (`--autoscale`; a Deployment or StatefulSet only).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub autoscale: bool,
 }
 
 /// The user and group the container's processes run as. The group also owns the
@@ -161,6 +165,7 @@ mod tests {
             port: None,
             run_as_user: run_as_user.map(|uid| uid.try_into().unwrap()),
             command: Vec::new(),
+            autoscale: false,
         }
     }
 

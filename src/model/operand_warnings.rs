@@ -62,6 +62,7 @@ mod tests {
             port,
             run_as_user: run_as_user.map(|uid| uid.try_into().unwrap()),
             command: Vec::new(),
+            autoscale: false,
         };
         operand.warnings("src/controllers/web/site.rs")
     }

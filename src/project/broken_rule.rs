@@ -54,6 +54,10 @@ pub enum BrokenRule {
     PortZero,
     #[error("the operand's `command` has an empty argument")]
     EmptyCommandArgument,
+    #[error(
+        "the operand's `autoscale` is set on a {workload}, which runs to completion and has no replicas to scale"
+    )]
+    AutoscaledBatch { workload: &'static str },
 
     // ---- Two versions of one kind.
     #[error("{kind} {group}/{version} is listed twice")]
@@ -266,6 +270,7 @@ impl BrokenRule {
             CrdThroughLink { .. } => "Replace the link with a copy of the CRD".to_owned(),
             BuiltInPlural { plural, .. } => format!("Set `plural: {plural}`"),
             BuiltInScope { namespaced, .. } => format!("Set `namespaced: {namespaced}`"),
+            AutoscaledBatch { .. } => "Remove `autoscale: true`".to_owned(),
             ClusterScopedOperand { .. }
             | PortZero
             | EmptyCommandArgument

@@ -221,6 +221,10 @@ pub struct CreateApiArgs {
     /// The container port; a Service exposes it (no port: no Service)
     #[arg(long, requires = "image", value_parser = clap::value_parser!(u16).range(1..), help_heading = "Operand")]
     pub port: Option<u16>,
+    /// Add an optional spec.autoscaling (min and max replicas, target CPU utilization) from
+    /// which the controller keeps a HorizontalPodAutoscaler that scales the object
+    #[arg(long, requires = "image", help_heading = "Operand")]
+    pub autoscale: bool,
     /// The UID the container runs as (default: the service user of an image opgen knows,
     /// else the image's own user, which must then be a non-root number)
     #[arg(

@@ -537,6 +537,21 @@ fn create_api_refuses_bad_operand_flags() {
         (api("--workload statefulset"), 2, vec!["--image"]),
         (api("--workload job"), 2, vec!["--image"]),
         (api("--workload cronjob"), 2, vec!["--image"]),
+        (api("--autoscale"), 2, vec!["--image"]),
+        (
+            api("--image mysql:8.0 --workload job --autoscale"),
+            1,
+            vec![
+                "--autoscale with --workload job",
+                "no replicas to scale",
+                "Drop --autoscale",
+            ],
+        ),
+        (
+            api("--image mysql:8.0 --workload cronjob --autoscale"),
+            1,
+            vec!["--autoscale with --workload cronjob", "Drop --autoscale"],
+        ),
         (
             api("--image mysql:8.0 --workload job --port 3306"),
             1,
@@ -633,6 +648,43 @@ fn create_api_refuses_references_it_cannot_follow() {
             "the project has MySQLCluster in the groups db, ops",
             "Name its group: --references db/MySQLCluster",
         ],
+    );
+}
+
+/// `--autoscale` is recorded in the kind's operand, and its controller keeps an autoscaler
+/// with the RBAC for it; a kind without it has neither.
+#[test]
+fn create_api_autoscale_is_recorded_with_its_rbac() {
+    let project = Project::init("demo", "");
+    project.create_api(
+        "--group cache --version v1 --kind Memcached --image memcached:1.6 --port 11211 --autoscale",
+    );
+    project.create_api(
+        "--group db --version v1 --kind Store --image redis:7 --workload statefulset --autoscale",
+    );
+    project.create_api("--group web --version v1 --kind Frontend --image nginx:1.27");
+    let text = project.read("PROJECT");
+    assert_eq!(text.matches("    autoscale: true\n").count(), 2, "{text}");
+    let marker = "+opgen:rbac:groups=autoscaling,resources=horizontalpodautoscalers,verbs=list;watch;create;patch;delete";
+    for file in ["cache/memcached", "db/store"] {
+        let controller = project.read(&format!("src/controllers/{file}.rs"));
+        assert!(controller.contains(marker), "{controller}");
+        assert!(
+            controller.contains(".with_autoscaling(desired_autoscaling)"),
+            "{controller}"
+        );
+    }
+    let types = project.read("api/src/cache/v1/memcached.rs");
+    assert!(
+        types.contains("pub autoscaling: Option<MemcachedAutoscaling>,"),
+        "{types}"
+    );
+    let plain = project.read("src/controllers/web/frontend.rs");
+    assert!(!plain.contains("autoscal"), "{plain}");
+    assert!(
+        !project
+            .read("api/src/web/v1/frontend.rs")
+            .contains("autoscal")
     );
 }
 

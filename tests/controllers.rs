@@ -1,8 +1,9 @@
 //! A kind's controller holds its domain only; the machinery every controller needs lives once,
 //! in the `opgen-runtime` crate. Checked on a project with a plain kind and operand kinds on
-//! a Deployment and on a StatefulSet (with and without a port): each controller stays within
-//! its size budget, and no two controllers of different shapes share a run of six lines that
-//! differ only in names, strings and numbers (the sign of plumbing copied into each of them).
+//! a Deployment and on a StatefulSet (with and without a port, with and without autoscaling):
+//! each controller stays within its size budget, and no two controllers of different shapes
+//! share a run of six lines that differ only in names, strings and numbers (the sign of
+//! plumbing copied into each of them).
 
 mod common;
 
@@ -34,7 +35,7 @@ fn project() -> Project {
     let project = Project::init("shapes", "");
     project.create_api("--group web --version v1 --kind Site");
     project.create_api(
-        "--group cache --version v1 --kind Memcached --image memcached:1.6 --workload deployment --port 11211",
+        "--group cache --version v1 --kind Memcached --image memcached:1.6 --workload deployment --port 11211 --autoscale",
     );
     project.create_api(
         "--group db --version v1alpha1 --kind MySQLCluster --image mysql:8.0 --workload statefulset --port 3306",
@@ -42,7 +43,7 @@ fn project() -> Project {
     project
         .create_api("--group queue --version v1 --kind Worker --image busybox:1.36 -- sleep 3600");
     project.create_api(
-        "--group queue --version v1 --kind Store --image redis:7 --workload statefulset",
+        "--group queue --version v1 --kind Store --image redis:7 --workload statefulset --autoscale",
     );
     project.create_api(
         "--group db --version v1alpha1 --kind MySQLBackup --image mysql:8.0 --workload job -- mysqldump",

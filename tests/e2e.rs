@@ -125,10 +125,10 @@ fn add_kinds(project: &Project, namespaced_operator: bool) {
     // The same kind name in a second group.
     project.create_api("--group ops --version v1 --kind MySQLCluster");
     project.create_api(
-        "--group data --version v1alpha1 --kind PostgresCluster --image postgres:17 --workload statefulset --port 5432",
+        "--group data --version v1alpha1 --kind PostgresCluster --image postgres:17 --workload statefulset --port 5432 --autoscale",
     );
     project.create_api(
-        "--group cache --version v1 --kind Memcached --image memcached:1.6 -- memcached -m=64",
+        "--group cache --version v1 --kind Memcached --image memcached:1.6 --autoscale -- memcached -m=64",
     );
     project.create_api(
         "--group db --version v1alpha1 --kind MySQLBackup --image mysql:8.0 --workload job -- mysqldump --all-databases",
@@ -378,6 +378,7 @@ fn scenario(name: &str, init_args: &str, manager_role: &str, extras: Extras) {
         "deployments",
         "jobs",
         "cronjobs",
+        "horizontalpodautoscalers",
         "services",
         "mysqlclusters/status",
         "events",
@@ -426,6 +427,7 @@ fn scenario(name: &str, init_args: &str, manager_role: &str, extras: Extras) {
         webhooks,
         secure_metrics: true,
         disruption_budgets: true,
+        autoscaling: true,
     });
 
     let rendered = kustomize(

@@ -143,6 +143,17 @@ fn create_api_operand_on_a_statefulset() {
     );
 }
 
+/// `--autoscale`: the optional `spec.autoscaling`, the controller's autoscaler and its RBAC.
+#[test]
+fn create_api_autoscaled_operand() {
+    snapshot_create_api(
+        "api_operand_autoscaled",
+        &[
+            "--group web --version v1 --kind Frontend --image nginxinc/nginx-unprivileged:1.27 --port 8080 --autoscale",
+        ],
+    );
+}
+
 #[test]
 fn create_api_operand_on_a_job() {
     snapshot_create_api(

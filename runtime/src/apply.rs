@@ -6,8 +6,9 @@ use ::std::collections::BTreeMap;
 use ::std::fmt::Debug;
 
 use ::k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, ObjectMeta};
-use ::kube::api::{Patch, PatchParams};
-use ::kube::runtime::reflector::Store;
+use ::kube::api::{DeleteParams, Patch, PatchParams};
+use ::kube::core::NamespaceResourceScope;
+use ::kube::runtime::reflector::{ObjectRef, Store};
 use ::kube::runtime::watcher;
 use ::kube::{Resource, ResourceExt as _};
 
@@ -144,6 +145,37 @@ impl Context {
     {
         let observed = cached(cache, desired);
         self.apply_unless_up_to_date(desired, observed).await
+    }
+
+    /// Deletes the object named `name` in `namespace` if `cache` (the watch of what the
+    /// controller made) holds it: an object the controller no longer wants, such as the
+    /// PodDisruptionBudget of a workload scaled down to one pod.
+    ///
+    /// Only the cache tells whether it exists, so that a steady reconcile sends nothing. One
+    /// the cache has not seen yet (just after the manager started) is deleted on the reconcile
+    /// its watch event triggers; one deleted already by someone else is no error.
+    pub async fn delete_cached<C>(
+        &self,
+        name: &str,
+        namespace: &str,
+        cache: &Store<C>,
+    ) -> Result<(), Error>
+    where
+        C: ApiObject + Resource<Scope = NamespaceResourceScope>,
+    {
+        if cache.get(&ObjectRef::new(name).within(namespace)).is_none() {
+            return Ok(());
+        }
+        match self
+            .namespaced::<C>(namespace)
+            .delete(name, &DeleteParams::default())
+            .await
+        {
+            // Not `is_not_found()`: in kube 5.0 it ignores the code.
+            Ok(_) => Ok(()),
+            Err(::kube::Error::Api(status)) if status.code == 404 => Ok(()),
+            Err(error) => Err(error.into()),
+        }
     }
 
     /// Applies `desired` as [`Context::apply`] does, with its fingerprint (see

@@ -7,8 +7,7 @@ use ::k8s_openapi::api::policy::v1::{PodDisruptionBudget, PodDisruptionBudgetSpe
 use ::k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use ::k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 use ::kube::ResourceExt as _;
-use ::kube::api::DeleteParams;
-use ::kube::runtime::reflector::{ObjectRef, Store};
+use ::kube::runtime::reflector::Store;
 
 use crate::workload::Workload;
 use crate::{Context, Error};
@@ -41,32 +40,20 @@ pub fn desired_budget<W: Workload>(workload: &W) -> Option<PodDisruptionBudget> 
 
 impl Context {
     /// Keeps the budget of `workload` (see [`desired_budget`]): applies it unless `cache`
-    /// shows it up to date, or deletes the one `cache` holds when none is wanted.
-    ///
-    /// Only the cache tells whether an unwanted budget exists, so that a steady reconcile
-    /// sends nothing. A budget the cache has not seen yet (just after the manager started) is
-    /// deleted on the reconcile its watch event triggers.
+    /// shows it up to date, or deletes the one `cache` holds when none is wanted (see
+    /// [`Context::delete_cached`]).
     pub async fn keep_budget<W: Workload>(
         &self,
         workload: &W,
         cache: &Store<PodDisruptionBudget>,
     ) -> Result<(), Error> {
-        if let Some(budget) = desired_budget(workload) {
-            self.apply_cached(&budget, cache).await?;
-            return Ok(());
-        }
-        let name = workload.name_any();
-        let namespace = workload.namespace().unwrap_or_default();
-        let reference = ObjectRef::<PodDisruptionBudget>::new(&name).within(&namespace);
-        if cache.get(&reference).is_none() {
-            return Ok(());
-        }
-        let api = self.namespaced::<PodDisruptionBudget>(&namespace);
-        match api.delete(&name, &DeleteParams::default()).await {
-            // Not `is_not_found()`: in kube 5.0 it ignores the code.
-            Ok(_) => Ok(()),
-            Err(::kube::Error::Api(status)) if status.code == 404 => Ok(()),
-            Err(error) => Err(error.into()),
+        match desired_budget(workload) {
+            Some(budget) => self.apply_cached(&budget, cache).await.map(drop),
+            None => {
+                let namespace = workload.namespace().unwrap_or_default();
+                self.delete_cached(&workload.name_any(), &namespace, cache)
+                    .await
+            }
         }
     }
 }

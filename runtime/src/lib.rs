@@ -39,6 +39,7 @@
 #![warn(missing_docs)]
 
 pub mod apply;
+pub mod autoscaling;
 pub mod cache;
 pub mod context;
 pub mod cronjob;

@@ -5,6 +5,7 @@
 //! other systems) implements [`Reconcile`] itself, as a plain kind's controller does, and can
 //! still call [`Context::apply_operand`].
 
+use ::k8s_openapi::api::autoscaling::v2::HorizontalPodAutoscaler;
 use ::k8s_openapi::api::core::v1::Service;
 use ::k8s_openapi::api::policy::v1::PodDisruptionBudget;
 use ::kube::core::object::HasStatus;
@@ -13,6 +14,7 @@ use ::kube::runtime::reflector::{self, Store, store::Writer};
 use ::serde::Serialize;
 
 use crate::apply::made_for;
+use crate::autoscaling::Autoscaling;
 use crate::reconcile::{Reconcile, Setup, controller, controller_name};
 use crate::status::Conditions;
 use crate::workload::Workload;
@@ -24,6 +26,8 @@ pub type DesiredWorkload<K, W> = fn(&K) -> W;
 pub type DesiredStatus<K, W> = fn(&K, &W, &Conditions) -> <K as HasStatus>::Status;
 /// The Service in front of the pods of `K`'s workload, from `K`.
 pub type DesiredService<K> = fn(&K) -> Service;
+/// What `K` asks of its autoscaler, from `K`: `None` while it asks for no autoscaling.
+pub type DesiredAutoscaling<K> = fn(&K) -> Option<Autoscaling>;
 
 /// An operand kind's reconciler: see the module's documentation.
 pub struct Operand<K: HasStatus, W: Workload> {
@@ -33,11 +37,14 @@ pub struct Operand<K: HasStatus, W: Workload> {
     service: Option<DesiredService<K>>,
     /// Whether the workload gets a PodDisruptionBudget above one replica.
     disruption_budget: bool,
-    /// The workloads, Services and budgets the controller's watches keep, which a steady
+    /// Whether, and how, the object gets a HorizontalPodAutoscaler.
+    autoscaling: Option<DesiredAutoscaling<K>>,
+    /// The workloads, Services, budgets and autoscalers the controller's watches keep, which a steady
     /// reconcile compares the desired ones with instead of reading them.
     workloads: Store<W>,
     services: Store<Service>,
     budgets: Store<PodDisruptionBudget>,
+    autoscalers: Store<HorizontalPodAutoscaler>,
     /// What fills them, until [`Operand::controller`] hands it to the watches. Without a
     /// running controller (in unit tests) the stores stay empty, and every object is read.
     writers: Option<Writers<W>>,
@@ -48,6 +55,7 @@ struct Writers<W: Workload> {
     workloads: Writer<W>,
     services: Writer<Service>,
     budgets: Writer<PodDisruptionBudget>,
+    autoscalers: Writer<HorizontalPodAutoscaler>,
 }
 
 impl<K, W> Operand<K, W>
@@ -66,19 +74,23 @@ where
         let (workloads, workload_writer) = reflector::store();
         let (services, service_writer) = reflector::store();
         let (budgets, budget_writer) = reflector::store();
+        let (autoscalers, autoscaler_writer) = reflector::store();
         Self {
             app,
             workload,
             status,
             service: None,
             disruption_budget: false,
+            autoscaling: None,
             workloads,
             services,
             budgets,
+            autoscalers,
             writers: Some(Writers {
                 workloads: workload_writer,
                 services: service_writer,
                 budgets: budget_writer,
+                autoscalers: autoscaler_writer,
             }),
         }
     }
@@ -111,12 +123,25 @@ where
         self
     }
 
-    /// The controller of the kind, which also watches the workloads, Services and budgets
-    /// this manager made for the app: a pod that becomes ready, or an edit of the workload,
+    /// Also keeps a HorizontalPodAutoscaler for the object while `autoscaling` returns what
+    /// it asks of one, and deletes it once it returns `None` (see [`crate::autoscaling`]).
+    /// The autoscaler writes the object's `spec.replicas` through its scale subresource: the
+    /// workload must take its replicas from there, and the kind's status must report the
+    /// `replicas` and `selector` its scale subresource reads. Its RBAC: `list`, `watch`,
+    /// `create`, `patch` and `delete` on `autoscaling` `horizontalpodautoscalers`.
+    #[must_use]
+    pub fn with_autoscaling(mut self, autoscaling: DesiredAutoscaling<K>) -> Self {
+        self.autoscaling = Some(autoscaling);
+        self
+    }
+
+    /// The controller of the kind, which also watches the workloads, Services, budgets and
+    /// autoscalers this manager made for the app: a pod that becomes ready, or an edit of the workload,
     /// reconciles its owner.
     pub fn controller(mut self, ctx: Context) -> Setup<Self> {
         let made = made_for(self.app);
         let (has_service, has_budget) = (self.service.is_some(), self.disruption_budget);
+        let has_autoscaler = self.autoscaling.is_some();
         let Some(writers) = self.writers.take() else {
             unreachable!("`controller` takes the operand, so it runs once")
         };
@@ -127,7 +152,10 @@ where
             setup = setup.owns_cached::<Service>(made.clone(), writers.services);
         }
         if has_budget {
-            setup = setup.owns_cached::<PodDisruptionBudget>(made, writers.budgets);
+            setup = setup.owns_cached::<PodDisruptionBudget>(made.clone(), writers.budgets);
+        }
+        if has_autoscaler {
+            setup = setup.owns_cached::<HorizontalPodAutoscaler>(made, writers.autoscalers);
         }
         setup
     }
@@ -150,6 +178,10 @@ where
         let workload = (self.workload)(obj);
         if self.disruption_budget {
             ctx.keep_budget(&workload, &self.budgets).await?;
+        }
+        if let Some(autoscaling) = self.autoscaling {
+            ctx.keep_autoscaler(obj, &workload, autoscaling(obj), &self.autoscalers)
+                .await?;
         }
         ctx.apply_operand(obj, &workload, &self.workloads, self.app, self.status)
             .await
@@ -368,6 +400,52 @@ mod tests {
             server
                 .expect_new_operand(&widget, None, &three(&widget))
                 .await;
+        })
+        .await;
+        assert!(action.is_ok(), "{action:?}");
+    }
+
+    /// Autoscaling between 2 and 5 pods while the widget's size is not 0.
+    fn sized(widget: &Widget) -> Option<Autoscaling> {
+        (widget.spec.size > 0).then(|| Autoscaling::new(2, 5, 80))
+    }
+
+    #[tokio::test]
+    async fn an_object_that_asks_for_autoscaling_gets_its_autoscaler_before_its_workload() {
+        let operand = Operand::new("widget", statefulset, status).with_autoscaling(sized);
+        let mut widget = test_kinds::widget();
+        widget.spec.size = 1;
+        let action = testing::apply(&operand, &widget, async |server| {
+            let workload = statefulset(&widget);
+            let autoscaling = sized(&widget).expect("autoscaling");
+            let autoscaler =
+                crate::autoscaling::desired_autoscaler(&widget, &workload, autoscaling);
+            let request = server.expect_applied(&autoscaler).await;
+            request.reply(StatusCode::CREATED, &autoscaler);
+            server.expect_new_operand(&widget, None, &workload).await;
+        })
+        .await;
+        assert!(action.is_ok(), "{action:?}");
+    }
+
+    #[tokio::test]
+    async fn an_autoscaler_left_once_autoscaling_is_turned_off_is_deleted() {
+        let mut operand = Operand::new("widget", statefulset, status).with_autoscaling(sized);
+        let widget = test_kinds::widget();
+        let workload = statefulset(&widget);
+        let autoscaling = Autoscaling::new(2, 5, 80);
+        let left = crate::autoscaling::desired_autoscaler(&widget, &workload, autoscaling);
+        let writers = operand.writers.as_mut().expect("not running");
+        writers
+            .autoscalers
+            .apply_watcher_event(&watcher::Event::Apply(left.clone()));
+
+        let action = testing::apply(&operand, &widget, async |server| {
+            let request = server
+                .expect(::http::Method::DELETE, &testing::path_of(&left))
+                .await;
+            request.reply(StatusCode::OK, &left);
+            server.expect_new_operand(&widget, None, &workload).await;
         })
         .await;
         assert!(action.is_ok(), "{action:?}");

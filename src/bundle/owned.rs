@@ -199,6 +199,7 @@ mod tests {
             run_as_user: None,
             command: vec![],
             references: None,
+            autoscale: false,
         });
         project.resources = vec![Resource::for_test("db", "v1", "Backup"), operand];
         let crds = [

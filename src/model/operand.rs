@@ -99,6 +99,10 @@ pub struct Operand {
     /// The kind whose objects each object names in its spec (`--references`), for a Job.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub references: Option<KindReference>,
+    /// The kind has an optional `spec.autoscaling`, from which its controller keeps a
+    /// HorizontalPodAutoscaler (`--autoscale`; a Deployment or StatefulSet only).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub autoscale: bool,
 }
 
 /// The user and group the container's processes run as. The group also owns the
@@ -165,6 +169,7 @@ mod tests {
             run_as_user: run_as_user.map(|uid| uid.try_into().unwrap()),
             command: Vec::new(),
             references: None,
+            autoscale: false,
         }
     }
 

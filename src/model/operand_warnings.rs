@@ -63,6 +63,7 @@ mod tests {
             run_as_user: run_as_user.map(|uid| uid.try_into().unwrap()),
             command: Vec::new(),
             references: None,
+            autoscale: false,
         };
         operand.warnings("src/controllers/web/site.rs")
     }

@@ -32,7 +32,8 @@ impl Resource {
 
     /// The public Rust types the kind's file defines in the module of its version, which the
     /// other kinds of that version must not define too: the kind's (see [`Kind::rust_type`]),
-    /// its `Spec` and `Status`, and the `Storage` of a StatefulSet's volumes.
+    /// its `Spec` and `Status`, the `Storage` of a StatefulSet's volumes, and the
+    /// `Autoscaling` of an autoscaled kind.
     pub fn rust_type_names(&self) -> Vec<String> {
         let kind = &self.kind;
         let mut names = vec![
@@ -40,12 +41,13 @@ impl Resource {
             format!("{kind}Spec"),
             format!("{kind}Status"),
         ];
-        if self
-            .operand
-            .as_ref()
-            .is_some_and(|operand| operand.workload == Workload::StatefulSet)
-        {
-            names.push(format!("{kind}Storage"));
+        if let Some(operand) = &self.operand {
+            if operand.workload == Workload::StatefulSet {
+                names.push(format!("{kind}Storage"));
+            }
+            if operand.autoscale {
+                names.push(format!("{kind}Autoscaling"));
+            }
         }
         if self
             .operand

@@ -66,6 +66,10 @@ pub enum BrokenRule {
         "{kind} `references` another kind, which only a Job operand can (`workload: job`): its Job gets the referenced object's address"
     )]
     ReferenceWithoutJob { kind: String },
+    #[error(
+        "the operand's `autoscale` is set on a {workload}, which runs to completion and has no replicas to scale"
+    )]
+    AutoscaledBatch { workload: &'static str },
 
     // ---- Two versions of one kind.
     #[error("{kind} {group}/{version} is listed twice")]
@@ -282,6 +286,7 @@ impl BrokenRule {
                 "Name a namespaced kind of `resources` in `references`, or remove it".to_owned()
             }
             ReferenceWithoutJob { .. } => "Remove `references`".to_owned(),
+            AutoscaledBatch { .. } => "Remove `autoscale: true`".to_owned(),
             ClusterScopedOperand { .. }
             | PortZero
             | EmptyCommandArgument

@@ -99,6 +99,11 @@ fn check_operand(operand: &Operand) -> Result<(), BrokenRule> {
     if operand.command.iter().any(String::is_empty) {
         return Err(BrokenRule::EmptyCommandArgument);
     }
+    if operand.autoscale && operand.workload.runs_to_completion() {
+        return Err(BrokenRule::AutoscaledBatch {
+            workload: operand.workload.kind(),
+        });
+    }
     Ok(())
 }
 
@@ -502,6 +507,23 @@ mod tests {
             1,
             "both define the Rust type `CacheStorage`",
         );
+        let mut autoscaled = resource("db", "v1", "Web");
+        autoscaled.operand = Some(Operand {
+            autoscale: true,
+            ..operand()
+        });
+        fails(
+            vec![autoscaled, resource("db", "v1", "WebAutoscaling")],
+            1,
+            "both define the Rust type `WebAutoscaling`",
+        );
+        let mut batch = resource("db", "v1", "Backup");
+        batch.operand = Some(Operand {
+            workload: Workload::Job,
+            autoscale: true,
+            ..operand()
+        });
+        fails(vec![batch], 0, "`autoscale` is set on a Job");
     }
 
     #[test]
@@ -559,6 +581,7 @@ mod tests {
             run_as_user: None,
             command: Vec::new(),
             references: None,
+            autoscale: false,
         }
     }
 

@@ -21,6 +21,8 @@ pub struct OperandValues {
     /// The workload is a CronJob (the batch templates serve a Job and a CronJob).
     pub cronjob: bool,
     pub port: Option<u16>,
+    /// The kind has a `spec.autoscaling`, and its controller a HorizontalPodAutoscaler.
+    pub autoscale: bool,
     /// The UID the pods run as: `--run-as-user`, else the known image's user; absent for an
     /// unknown image without `--run-as-user`, whose own user then applies.
     pub run_as_user: Option<i64>,
@@ -210,6 +212,9 @@ impl OperandValues {
             kube_uses.extend(controller.service_kube_uses);
             runtime_uses.push("serving");
         }
+        if operand.autoscale {
+            runtime_uses.push("autoscaling::Autoscaling");
+        }
         let runs_as = match service {
             true => format!("a {}, behind a Service", operand.workload.kind()),
             false => format!("a {}", operand.workload.kind()),
@@ -236,6 +241,7 @@ impl OperandValues {
             statefulset,
             cronjob: operand.workload == Workload::CronJob,
             port: operand.port,
+            autoscale: operand.autoscale,
             run_as_user: run_as.map(|r| r.user.get()),
             run_as_group: run_as.map(|r| r.group.get()),
             command: operand.command.clone(),
@@ -289,6 +295,7 @@ mod tests {
             run_as_user: run_as_user.map(|uid| uid.try_into().unwrap()),
             command: Vec::new(),
             references: None,
+            autoscale: false,
         })
     }
 
@@ -352,6 +359,7 @@ mod tests {
             run_as_user: None,
             command: vec!["memcached".into(), "say \"hi\"\n".into()],
             references: None,
+            autoscale: false,
         });
         assert_eq!(
             values.command_literals,
@@ -420,6 +428,7 @@ mod tests {
             run_as_user: None,
             command: vec!["mysqld".into()],
             references: None,
+            autoscale: false,
         };
         let values = OperandValues::new(&operand);
         assert_eq!(values.runs_as, "a StatefulSet, behind a Service");
@@ -451,5 +460,10 @@ mod tests {
             }
         );
         assert_eq!(values.run_as_user_literal, "None");
+
+        operand.autoscale = true;
+        let values = OperandValues::new(&operand);
+        assert!(values.autoscale);
+        assert_eq!(values.runtime_uses, ["autoscaling::Autoscaling"]);
     }
 }

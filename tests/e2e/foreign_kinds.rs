@@ -125,6 +125,7 @@ fn on_a_control_plane(project: &Project) {
         webhooks: false,
         secure_metrics: true,
         disruption_budgets: true,
+        autoscaling: true,
     };
     let binary = on_cluster::manager_binary(&setup);
     let cluster = ControlPlane::start(DEFAULT_KUBERNETES).unwrap_or_else(|err| panic!("{err:#}"));

@@ -22,6 +22,8 @@ pub struct Crd {
     pub columns: Vec<String>,
     /// Whether it has the scale subresource: an operand, run by a workload.
     pub scale: bool,
+    /// Whether its spec has `autoscaling` (`create api --autoscale`).
+    pub autoscaling: bool,
 }
 
 impl Crd {
@@ -79,6 +81,9 @@ impl Crd {
                 })
                 .unwrap_or_default(),
             scale: storage["subresources"]["scale"].is_object(),
+            autoscaling: storage["schema"]["openAPIV3Schema"]["properties"]["spec"]["properties"]
+                ["autoscaling"]
+                .is_object(),
         }
     }
 

@@ -49,6 +49,9 @@ pub struct Setup<'a> {
     /// The operand controllers keep a PodDisruptionBudget above one replica
     /// (`Operand::available`, every project made since 0.2.0).
     pub disruption_budgets: bool,
+    /// The operand kinds made with `create api --autoscale` keep a HorizontalPodAutoscaler
+    /// while `spec.autoscaling` is set: check it on the control plane's HPA controller.
+    pub autoscaling: bool,
 }
 
 impl Setup<'_> {
@@ -747,6 +750,115 @@ fn check_operand(kubectl: &Kubectl, setup: &Setup, crd: &Crd, sample: &Sample) {
             Err(format!("{problems:?} in {status}"))
         }
     });
+    if setup.autoscaling && crd.autoscaling {
+        check_autoscaling(kubectl, setup, crd, &owner);
+    }
+}
+
+/// `spec.autoscaling` of an operand: its controller keeps a HorizontalPodAutoscaler that
+/// targets the custom object, the control plane's HPA controller reads the object's scale
+/// subresource and, below the minimum, scales the object (no metrics server runs, so that is
+/// all it can do), and the workload follows; removing `spec.autoscaling` deletes the
+/// autoscaler. It is turned on again to end with, so that the steady-state check and the
+/// garbage collection include it.
+fn check_autoscaling(kubectl: &Kubectl, setup: &Setup, crd: &Crd, owner: &Value) {
+    let namespace = setup.namespace();
+    let name = owner["metadata"]["name"].as_str().expect("a name");
+    let patch = |autoscaling: Value| {
+        let patch = json!({"spec": {"autoscaling": autoscaling}}).to_string();
+        let args = [
+            "patch",
+            &crd.name,
+            name,
+            "-n",
+            &namespace,
+            "--type=merge",
+            "-p",
+            &patch,
+        ];
+        kubectl.ok(&args);
+    };
+    let autoscaler = ["get", "horizontalpodautoscaler", name, "-n", &namespace];
+    let inverted = json!({"spec": {"autoscaling": {"minReplicas": 4, "maxReplicas": 2}}});
+    let inverted = inverted.to_string();
+    let refused = kubectl.try_ok(&[
+        "patch",
+        &crd.name,
+        name,
+        "-n",
+        &namespace,
+        "--type=merge",
+        "-p",
+        &inverted,
+    ]);
+    match refused {
+        Err(message) if message.contains("minReplicas cannot be above maxReplicas") => {}
+        other => panic!("{name}: an inverted autoscaling range was not refused: {other:?}"),
+    }
+    // Above the replicas the object runs (2, from `check_operand`): the HPA controller must
+    // scale it up, whatever the (absent) metrics say.
+    patch(json!({"minReplicas": 3, "maxReplicas": 5}));
+    let hpa = wait_for(&format!("the autoscaler of {name}"), SETTLE, || {
+        kubectl.try_json(&autoscaler)
+    });
+    check_owned(setup, &hpa, owner);
+    let target = &hpa["spec"]["scaleTargetRef"];
+    assert_eq!(target["kind"], owner["kind"], "{hpa}");
+    assert_eq!(target["name"], name, "{hpa}");
+    assert_eq!(target["apiVersion"], owner["apiVersion"], "{hpa}");
+    assert_eq!(hpa["spec"]["minReplicas"], 3, "{hpa}");
+    assert_eq!(
+        hpa["spec"]["metrics"][0]["resource"]["target"]["averageUtilization"],
+        80
+    );
+
+    // The autoscaler sets `spec.replicas`; the controller gives it to the workload, and the
+    // autoscaler reports the replicas it reads through the scale subresource.
+    let resource = format!("{}/{name}", crd.name);
+    wait_for(
+        &format!("{resource} scaled by its autoscaler"),
+        SETTLE,
+        || {
+            let scale =
+                kubectl.try_json(&["get", &resource, "-n", &namespace, "--subresource=scale"])?;
+            let hpa = kubectl.try_json(&autoscaler)?;
+            let workload = find_workload(kubectl, &namespace, name)?;
+            let object = kubectl.try_json(&["get", &resource, "-n", &namespace])?;
+            let found = (
+                scale["spec"]["replicas"].as_i64(),
+                workload["spec"]["replicas"].as_i64(),
+                hpa["status"]["currentReplicas"].as_i64(),
+            );
+            let selector = scale["status"]["selector"].as_str().unwrap_or_default();
+            if found != (Some(3), Some(3), Some(3)) {
+                return Err(format!(
+                    "scale, workload and autoscaler replicas: {found:?}"
+                ));
+            }
+            if scale["status"]["replicas"] != object["status"]["replicas"] || selector.is_empty() {
+                return Err(format!(
+                    "scale status {} of {}",
+                    scale["status"], object["status"]
+                ));
+            }
+            Ok(())
+        },
+    );
+
+    patch(Value::Null);
+    wait_for(
+        &format!("the autoscaler of {name} deleted"),
+        SETTLE,
+        || match kubectl.try_ok(&autoscaler) {
+            Ok(_) => Err("still there".to_owned()),
+            Err(_) => Ok(()),
+        },
+    );
+    scale(kubectl, &namespace, &resource, name, 2);
+    patch(json!({"minReplicas": 1, "maxReplicas": 3}));
+    wait_for(&format!("the autoscaler of {name} again"), SETTLE, || {
+        kubectl.try_json(&autoscaler)
+    });
 }
 
 /// Scales `resource` through its scale subresource, and waits for its workload to follow.
@@ -834,7 +946,7 @@ fn delete_operand(kubectl: &Kubectl, namespace: &str, crd: &Crd, sample: &Sample
         // It learns of a new kind by rediscovering the API every 30 seconds.
         SETTLE * 2,
         || {
-            let left: Vec<&str> = ["deployment", "statefulset", "service", "pdb"]
+            let left: Vec<&str> = ["deployment", "statefulset", "service", "pdb", "hpa"]
                 .into_iter()
                 .filter(|kind| {
                     kubectl

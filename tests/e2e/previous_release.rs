@@ -154,5 +154,7 @@ pub fn update_from_the_previous_release() {
         secure_metrics: false,
         // Its operand controllers call `Operand::new`, as 0.1.0 scaffolded them.
         disruption_budgets: false,
+        // Its operand kinds have no `spec.autoscaling`: 0.1.0 had no `--autoscale`.
+        autoscaling: false,
     });
 }

@@ -109,6 +109,13 @@ fn operand(image: &str, args: &CreateApiArgs, prompter: &Prompter) -> anyhow::Re
             workload.kind()
         );
     }
+    if workload.runs_to_completion() && args.autoscale {
+        bail!(
+            "--autoscale with --workload {}: a {} runs to completion and has no replicas to scale\n\nDrop --autoscale, or use --workload deployment or statefulset for a server",
+            workload.flag(),
+            workload.kind()
+        );
+    }
     let mut operand = Operand {
         image,
         workload,
@@ -116,6 +123,7 @@ fn operand(image: &str, args: &CreateApiArgs, prompter: &Prompter) -> anyhow::Re
         run_as_user: args.run_as_user,
         command,
         references: None,
+        autoscale: args.autoscale,
     };
     if operand.run_as().is_none() {
         operand.run_as_user = prompter.optional(&format!(

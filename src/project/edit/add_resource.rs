@@ -398,6 +398,7 @@ mod tests {
                 run_as_user: None,
                 command: Vec::new(),
                 references: None,
+                autoscale: false,
             }),
             references: Some(RequestedReference {
                 group: group.map(|g| g.parse().unwrap()),

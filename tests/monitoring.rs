@@ -79,11 +79,7 @@ fn the_unit_tests_fail_when_an_alert_changes() {
             "_operand_replicas_desired)\n",
             "DemoOperatorOperandDegraded",
         ),
-        (
-            "== 0\n    for: 5m",
-            "== 1\n    for: 5m",
-            "DemoOperatorNoLeader",
-        ),
+        ("_leader) == 0", "_leader) == 1", "DemoOperatorNoLeader"),
         (
             "the replica is down",
             "the replica is gone",

@@ -323,10 +323,8 @@ fn prometheus_object(
 /// templates, `{{ $labels.controller }}`) print itself when Helm renders the chart.
 fn escape_go_templates(value: &mut Value) {
     match value {
-        Value::String(text) => {
-            if text.contains("{{") {
-                *text = text.replace("{{", "{{`{{`}}");
-            }
+        Value::String(text) if text.contains("{{") => {
+            *text = text.replace("{{", "{{`{{`}}");
         }
         Value::Array(items) => items.iter_mut().for_each(escape_go_templates),
         Value::Object(map) => map.values_mut().for_each(escape_go_templates),

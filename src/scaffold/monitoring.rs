@@ -153,6 +153,10 @@ pub fn files(values: &ProjectValues) -> anyhow::Result<Vec<PlannedFile>> {
     ])
 }
 
+/// A panel of the dashboard: its title, its type, the unit of its values, and its queries with
+/// their legends.
+type PanelSpec<'a> = (&'a str, &'a str, &'a str, Vec<(&'a str, String)>);
+
 /// The Grafana dashboard of the controllers' health: a row for the manager, then one row per
 /// kind. Every query uses the manager's metrics only (tests/monitoring.rs checks them against
 /// what the runtime exports).
@@ -194,7 +198,7 @@ fn dashboard(values: &ProjectValues) -> anyhow::Result<String> {
         };
     let job = &monitoring.job;
     row("Manager".to_owned(), &mut panels, &mut y);
-    let manager: [(&str, &str, &str, Vec<(&str, String)>); 4] = [
+    let manager: [PanelSpec; 4] = [
         (
             "Replicas up",
             "stat",
@@ -250,7 +254,7 @@ fn dashboard(values: &ProjectValues) -> anyhow::Result<String> {
             "{{namespace=\"$namespace\", controller=\"{}\"}}",
             controller.label
         );
-        let mut kind_panels: Vec<(&str, &str, &str, Vec<(&str, String)>)> = vec![
+        let mut kind_panels: Vec<PanelSpec> = vec![
             (
                 "Reconciles and failures per second",
                 "timeseries",

@@ -109,6 +109,27 @@ fn chart_of_a_namespaced_operator() {
     snapshot_chart("helm_namespaced", &project);
 }
 
+/// The alerts go with the ServiceMonitor, and their Prometheus templates reach Prometheus as
+/// written: Helm prints each `{{` the rule holds instead of running it.
+#[test]
+fn the_chart_carries_the_alerts_with_the_service_monitor() {
+    let project = namespaced();
+    generate(&project, "");
+    let text = project.read(&format!("{CHART}/templates/prometheus.yaml"));
+    let condition = "{{- if and .Values.metrics.enabled .Values.metrics.serviceMonitor.enabled }}";
+    let rule = text
+        .split("\n---\n")
+        .find(|part| part.contains("kind: PrometheusRule"))
+        .unwrap_or_else(|| panic!("no PrometheusRule in the chart:\n{text}"));
+    assert!(rule.trim_start().starts_with(condition), "{rule}");
+    assert!(
+        rule.contains("name: {{ include \"team-operator.fullname\" . }}-controller-manager-alerts"),
+        "{rule}"
+    );
+    assert!(rule.contains("{{`{{`}} $labels.controller }}"), "{rule}");
+    assert!(!rule.contains("'{{ $labels"), "{rule}");
+}
+
 #[test]
 fn a_second_run_changes_nothing_and_check_finds_drift() {
     let project = namespaced();
@@ -481,8 +502,20 @@ fn values_reach_the_objects() {
     assert!(!kinds.contains(&"NetworkPolicy"), "{kinds:?}");
     assert!(!kinds.contains(&"ServiceAccount"), "{kinds:?}");
     assert!(
-        kinds.contains(&"ServiceMonitor") && kinds.contains(&"Certificate"),
+        kinds.contains(&"ServiceMonitor")
+            && kinds.contains(&"PrometheusRule")
+            && kinds.contains(&"Certificate"),
         "{kinds:?}"
+    );
+    let rule = &objects[&(
+        "PrometheusRule".to_owned(),
+        "shop-demo-operator-controller-manager-alerts".to_owned(),
+    )];
+    let summary = rule["spec"]["groups"][1]["rules"][0]["annotations"]["summary"].as_str();
+    assert_eq!(
+        summary,
+        Some("{{ $labels.controller }} reconciles fail"),
+        "{rule}"
     );
     assert!(
         !objects.contains_key(&(

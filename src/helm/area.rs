@@ -66,7 +66,9 @@ pub fn classify(object: &Object, prefix: &str) -> (Area, Condition) {
             (Area::Webhook, Condition::Always)
         }
         "NetworkPolicy" => (Area::NetworkPolicy, Condition::NetworkPolicyEnabled),
-        "ServiceMonitor" => (Area::Prometheus, Condition::ServiceMonitorEnabled),
+        // The alerts go with the ServiceMonitor: both need the Prometheus Operator, and rules
+        // about metrics nothing scrapes would only fire `Absent`.
+        "ServiceMonitor" | "PrometheusRule" => (Area::Prometheus, Condition::ServiceMonitorEnabled),
         "Service" if suffix.contains("webhook") => (Area::Webhook, Condition::Always),
         "Service" if suffix.contains("metrics") => (Area::Metrics, Condition::MetricsEnabled),
         "Role" | "RoleBinding" if suffix.starts_with("webhook-certificate") => {

@@ -37,6 +37,8 @@ pub const VALUES_FILE: &str = "dist/chart/values.yaml";
 const TEMPLATES_DIR: &str = "dist/chart/templates";
 /// The Prometheus Operator's ServiceMonitor, which config/default leaves out by default.
 pub const MONITOR_FILE: &str = "config/prometheus/monitor.yaml";
+/// The alerts' PrometheusRule, generated beside it.
+pub const RULE_FILE: &str = crate::scaffold::monitoring::RULE_FILE;
 /// The version a new Chart.yaml starts at, and its appVersion when the image has no tag.
 const FIRST_CHART_VERSION: &str = "0.1.0";
 /// The first line (a comment) of every file of the chart opgen rewrites.
@@ -56,13 +58,20 @@ struct AreaObject {
     text: String,
 }
 
+/// The Prometheus Operator's objects of config/prometheus that the chart carries: the
+/// ServiceMonitor and the alerts' PrometheusRule, as written.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct Prometheus<'a> {
+    pub monitor: Option<&'a str>,
+    pub rules: Option<&'a str>,
+}
+
 /// The chart of `project` from `stream` (config/default as kustomize renders it), with the
-/// ServiceMonitor of `monitor` (config/prometheus/monitor.yaml, as written) when there is
-/// one; `values` is the user's values.yaml when it exists.
+/// objects of `prometheus` there are; `values` is the user's values.yaml when it exists.
 pub fn chart(
     project: &Project,
     stream: &str,
-    monitor: Option<&str>,
+    prometheus: Prometheus,
     values: Option<&str>,
 ) -> anyhow::Result<Chart> {
     let objects = parse_stream(stream)
@@ -101,8 +110,19 @@ pub fn chart(
         .into_iter()
         .filter(|o| o.kind() != "Namespace")
         .collect();
-    if let Some(monitor) = monitor {
-        chart_objects.push(service_monitor(monitor, &prefix, &namespace)?);
+    if let Some(monitor) = prometheus.monitor {
+        chart_objects.push(prometheus_object(
+            monitor,
+            MONITOR_FILE,
+            "ServiceMonitor",
+            &prefix,
+            &namespace,
+        )?);
+    }
+    if let Some(rules) = prometheus.rules {
+        let mut rule = prometheus_object(rules, RULE_FILE, "PrometheusRule", &prefix, &namespace)?;
+        escape_go_templates(&mut rule.0);
+        chart_objects.push(rule);
     }
     let mut areas: BTreeMap<Area, Vec<AreaObject>> = BTreeMap::new();
     for object in &chart_objects {
@@ -276,21 +296,40 @@ fn check_crds(objects: &[Object], project: &Project) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// config/prometheus/monitor.yaml as config/default would render it: prefixed and in the
-/// operator's namespace.
-fn service_monitor(text: &str, prefix: &str, namespace: &str) -> anyhow::Result<Object> {
+/// The one object of `kind` that `file` of config/prometheus holds, as config/default would
+/// render it: prefixed and in the operator's namespace.
+fn prometheus_object(
+    text: &str,
+    file: &str,
+    kind: &str,
+    prefix: &str,
+    namespace: &str,
+) -> anyhow::Result<Object> {
     let mut objects =
-        parse_stream(text).map_err(|err| anyhow::anyhow!("{MONITOR_FILE} is not YAML: {err}"))?;
-    if objects.len() != 1 || objects[0].kind() != "ServiceMonitor" {
+        parse_stream(text).map_err(|err| anyhow::anyhow!("{file} is not YAML: {err}"))?;
+    if objects.len() != 1 || objects[0].kind() != kind {
         bail!(
-            "{MONITOR_FILE} should hold one ServiceMonitor, the manager's\n\nRestore it (`opgen init` in an empty directory writes the original), or remove it to leave the ServiceMonitor out of the chart"
+            "{file} should hold one {kind}, the manager's\n\nRestore it (`opgen init` in an empty directory writes the original), or remove it to leave the {kind} out of the chart"
         );
     }
-    let mut monitor = objects.remove(0);
-    let name = format!("{prefix}{}", monitor.name());
-    monitor.0["metadata"]["name"] = name.into();
-    monitor.0["metadata"]["namespace"] = namespace.into();
-    Ok(monitor)
+    let mut object = objects.remove(0);
+    let name = format!("{prefix}{}", object.name());
+    object.0["metadata"]["name"] = name.into();
+    object.0["metadata"]["namespace"] = namespace.into();
+    Ok(object)
+}
+
+/// Makes every `{{` in the strings of `value` (the alerts' annotations are Prometheus
+/// templates, `{{ $labels.controller }}`) print itself when Helm renders the chart.
+fn escape_go_templates(value: &mut Value) {
+    match value {
+        Value::String(text) if text.contains("{{") => {
+            *text = text.replace("{{", "{{`{{`}}");
+        }
+        Value::Array(items) => items.iter_mut().for_each(escape_go_templates),
+        Value::Object(map) => map.values_mut().for_each(escape_go_templates),
+        _ => {}
+    }
 }
 
 /// values.yaml as opgen writes it, with the defaults of `settings`.

@@ -5,11 +5,11 @@ use std::path::Path;
 
 use anyhow::{Context as _, bail};
 
-use super::{Chart, MONITOR_FILE, VALUES_FILE};
+use super::{Chart, MONITOR_FILE, Prometheus, RULE_FILE, VALUES_FILE};
 use crate::{bundle::kustomize::Renderer, manifests::crds, project::Project};
 
 /// The chart of the project at `root`, from config/default as `renderer` renders it, the
-/// ServiceMonitor of config/prometheus and the user's values.yaml.
+/// ServiceMonitor and the alerts of config/prometheus and the user's values.yaml.
 pub fn project_chart(root: &Path, project: &Project, renderer: &Renderer) -> anyhow::Result<Chart> {
     if project.kinds().next().is_none() {
         bail!(
@@ -24,8 +24,13 @@ pub fn project_chart(root: &Path, project: &Project, renderer: &Renderer) -> any
     }
     let stream = renderer.render(root, "config/default")?;
     let monitor = read_if_exists(root, MONITOR_FILE)?;
+    let rules = read_if_exists(root, RULE_FILE)?;
     let values = read_if_exists(root, VALUES_FILE)?;
-    super::chart(project, &stream, monitor.as_deref(), values.as_deref())
+    let prometheus = Prometheus {
+        monitor: monitor.as_deref(),
+        rules: rules.as_deref(),
+    };
+    super::chart(project, &stream, prometheus, values.as_deref())
 }
 
 fn read_if_exists(root: &Path, path: &str) -> anyhow::Result<Option<String>> {

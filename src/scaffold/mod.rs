@@ -7,6 +7,7 @@ mod crd_types;
 mod external_types;
 mod foreign_values;
 mod kustomization;
+pub mod monitoring;
 mod operand_values;
 mod reference_values;
 pub mod retired_runtime;
@@ -85,7 +86,8 @@ fn project_files(project: &Project) -> anyhow::Result<Vec<PlannedFile>> {
 }
 
 /// The files opgen owns, rebuilt from `PROJECT`: the api crate's module tree and CRD list,
-/// the controllers' module tree, and the kustomizations that list per-kind files.
+/// the controllers' module tree, the kustomizations that list per-kind files, and the alerts
+/// and dashboard of the kinds' controllers.
 fn render_generated(
     project: &Project,
     stored: &external_types::StoredCrds,
@@ -147,6 +149,7 @@ fn render_generated(
     files.extend(external_types::files(project, stored)?);
     files.extend(vendored_runtime::files());
     files.extend(render_webhook_machinery(&values)?);
+    files.extend(monitoring::files(&values)?);
     Ok(files)
 }
 

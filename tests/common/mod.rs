@@ -8,6 +8,7 @@ pub mod http;
 pub mod kubectl;
 pub mod operator;
 pub mod process;
+pub mod promtool;
 pub mod wait;
 
 use std::{

@@ -131,7 +131,7 @@ fn add_kinds(project: &Project, namespaced_operator: bool) {
         "--group cache --version v1 --kind Memcached --image memcached:1.6 --autoscale -- memcached -m=64",
     );
     project.create_api(
-        "--group db --version v1alpha1 --kind MySQLBackup --image mysql:8.0 --workload job -- mysqldump --all-databases",
+        "--group db --version v1alpha1 --kind MySQLBackup --image mysql:8.0 --workload job --references PostgresCluster -- mysqldump --all-databases",
     );
     project.create_api(
         "--group db --version v1alpha1 --kind MySQLBackupSchedule --image mysql:8.0 --workload cronjob -- mysqldump --all-databases",

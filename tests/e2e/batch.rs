@@ -2,6 +2,8 @@
 //! kubelet runs there, so the test plays its part: it writes the phase of the Job's pod as an
 //! administrator, and kube-controller-manager's Job controller takes it from there.
 
+use std::time::{Duration, Instant};
+
 use serde_json::{Value, json};
 
 use crate::{
@@ -137,6 +139,87 @@ fn check_job(kubectl: &Kubectl, setup: &Setup, crd: &Crd, sample: &Sample) {
     for name in [name.as_str(), &failing] {
         delete_and_collect(kubectl, &namespace, crd, name, "job");
     }
+    check_reference(kubectl, &namespace, crd, sample);
+}
+
+/// How soon a waiting object gets its Job once the object it references exists: what the
+/// watch of the referenced kind takes, far below any requeue the controller could make.
+const REFERENCE_FOUND: Duration = Duration::from_secs(10);
+
+/// A Job operand that references another kind (`--references`): an object naming a missing
+/// one reports `ReferenceNotFound` and gets no Job; once that object is created, it gets its
+/// Job within seconds, brought back by the watch of the referenced kind.
+fn check_reference(kubectl: &Kubectl, namespace: &str, crd: &Crd, sample: &Sample) {
+    let spec = sample.object["spec"].as_object().expect("a spec");
+    let Some((field, reference)) = spec
+        .iter()
+        .find(|(field, value)| field.ends_with("Ref") && value["name"].is_string())
+    else {
+        return;
+    };
+    // `postgresClusterRef` names a `postgrescluster`, the referenced kind's singular name.
+    let referenced_kind = field.trim_end_matches("Ref").to_lowercase();
+    let existing = kubectl.json(&[
+        "get",
+        &referenced_kind,
+        reference["name"].as_str().unwrap(),
+        "-n",
+        namespace,
+    ]);
+    let waiting = format!("{}-waiting", sample.name);
+    let later = format!("{}-later", reference["name"].as_str().unwrap());
+    let mut object = sample.object.clone();
+    object["metadata"]["name"] = json!(waiting);
+    object["spec"][field] = json!({ "name": later });
+    kubectl
+        .apply(&object.to_string(), &["-n", namespace])
+        .unwrap_or_else(|err| panic!("{err}"));
+    wait_for_status(
+        kubectl,
+        namespace,
+        crd,
+        &waiting,
+        "ReferenceNotFound",
+        |o| has_condition(o, "Referenced", "False", Some("ReferenceNotFound")),
+    );
+    assert!(
+        kubectl
+            .try_json(&["get", "job", &waiting, "-n", namespace])
+            .is_err(),
+        "{waiting} got a Job before the object it references exists"
+    );
+
+    let referenced = json!({
+        "apiVersion": existing["apiVersion"],
+        "kind": existing["kind"],
+        "metadata": { "name": later },
+        "spec": existing["spec"],
+    });
+    kubectl
+        .apply(&referenced.to_string(), &["-n", namespace])
+        .unwrap_or_else(|err| panic!("{err}"));
+    let created = Instant::now();
+    wait_for(
+        &format!("the Job of {waiting} once {later} exists"),
+        REFERENCE_FOUND,
+        || kubectl.try_json(&["get", "job", &waiting, "-n", namespace]),
+    );
+    wait_for_status(kubectl, namespace, crd, &waiting, "Referenced", |o| {
+        has_condition(o, "Referenced", "True", None)
+    });
+    println!(
+        "[e2e] {waiting}: its Job {:.1?} after {later} was created",
+        created.elapsed()
+    );
+    delete_and_collect(kubectl, namespace, crd, &waiting, "job");
+    kubectl.ok(&[
+        "delete",
+        &referenced_kind,
+        &later,
+        "-n",
+        namespace,
+        "--wait",
+    ]);
 }
 
 /// The CronJob of `name` on its schedule, suspended on demand; a schedule that is not cron

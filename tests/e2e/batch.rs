@@ -199,11 +199,39 @@ fn check_reference(kubectl: &Kubectl, namespace: &str, crd: &Crd, sample: &Sampl
         .apply(&referenced.to_string(), &["-n", namespace])
         .unwrap_or_else(|err| panic!("{err}"));
     let created = Instant::now();
-    wait_for(
+    let job = wait_for(
         &format!("the Job of {waiting} once {later} exists"),
         REFERENCE_FOUND,
         || kubectl.try_json(&["get", "job", &waiting, "-n", namespace]),
     );
+    // The referenced object's name, and its Service's address (an operand with a port), as
+    // `<KIND>_NAME`, `<KIND>_HOST` and `<KIND>_PORT`.
+    let env: Vec<(String, String)> = job["spec"]["template"]["spec"]["containers"][0]["env"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|var| {
+            Some((
+                var["name"].as_str()?.to_owned(),
+                var["value"].as_str()?.to_owned(),
+            ))
+        })
+        .collect();
+    let host = env
+        .iter()
+        .find(|(name, _)| name.ends_with("_HOST"))
+        .unwrap_or_else(|| panic!("no <KIND>_HOST in the Job's environment: {env:?}"));
+    let prefix = host.0.trim_end_matches("_HOST");
+    let value = |suffix: &str| {
+        let name = format!("{prefix}{suffix}");
+        env.iter()
+            .find(|(var, _)| *var == name)
+            .map(|(_, value)| value.as_str())
+            .unwrap_or_else(|| panic!("no {name} in the Job's environment: {env:?}"))
+    };
+    assert_eq!(host.1, format!("{later}.{namespace}.svc"), "{env:?}");
+    assert_eq!(value("_NAME"), later, "{env:?}");
+    assert!(value("_PORT").parse::<u16>().is_ok(), "{env:?}");
     wait_for_status(kubectl, namespace, crd, &waiting, "Referenced", |o| {
         has_condition(o, "Referenced", "True", None)
     });

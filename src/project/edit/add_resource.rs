@@ -280,11 +280,11 @@ fn resolve_reference(
     project: &Project,
     request: &AddResource,
     asked: &RequestedReference,
-) -> Result<KindReference, Refusal> {
+) -> anyhow::Result<KindReference> {
     let workload = request.operand.as_ref().map(|operand| operand.workload);
     if workload != Some(Workload::Job) {
         let workload = workload.map_or("none", Workload::flag);
-        return Err(Refusal::ReferencesWithoutJob { workload });
+        return Err(Refusal::ReferencesWithoutJob { workload }.into());
     }
     let named = asked.group.as_ref().map_or_else(
         || asked.kind.to_string(),
@@ -307,7 +307,7 @@ fn resolve_reference(
                 .collect();
             owned.sort();
             owned.dedup();
-            return Err(Refusal::ReferencedKindNotOwned { named, owned });
+            return Err(Refusal::ReferencedKindNotOwned { named, owned }.into());
         }
         [group] => (*group).clone(),
         _ if groups.contains(&&request.group) => request.group.clone(),
@@ -315,7 +315,8 @@ fn resolve_reference(
             return Err(Refusal::ReferencedKindAmbiguous {
                 kind: asked.kind.to_string(),
                 groups: groups.iter().map(ToString::to_string).collect(),
-            });
+            }
+            .into());
         }
     };
     let referenced = candidates
@@ -326,7 +327,8 @@ fn resolve_reference(
         return Err(Refusal::ReferencedClusterScoped {
             named,
             kind: request.kind.to_string(),
-        });
+        }
+        .into());
     }
     Ok(KindReference {
         group,

@@ -8,6 +8,7 @@ mod external_types;
 mod foreign_values;
 mod kustomization;
 pub mod monitoring;
+pub mod monitoring_values;
 mod operand_values;
 mod reference_values;
 pub mod retired_runtime;

@@ -59,7 +59,7 @@ pub struct ProjectValues {
     /// Where opgen's releases are downloaded from: `<repository>/releases/download`.
     pub opgen_releases: &'static str,
     /// The metrics, alerts and dashboard of the controllers.
-    pub monitoring: super::monitoring::MonitoringValues,
+    pub monitoring: super::monitoring_values::MonitoringValues,
 }
 
 /// One kind, whatever its number of versions.
@@ -199,7 +199,7 @@ impl ProjectValues {
                 .iter()
                 .any(|f| f.origin == crate::model::Origin::External),
             opgen_releases: concat!(env!("CARGO_PKG_REPOSITORY"), "/releases/download"),
-            monitoring: super::monitoring::MonitoringValues::new(project),
+            monitoring: super::monitoring_values::MonitoringValues::new(project),
         }
     }
 }

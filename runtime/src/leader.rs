@@ -557,27 +557,40 @@ mod tests {
             .unwrap()
     }
 
-    #[::tokio::test]
-    async fn leads_then_hands_the_lease_over_on_shutdown() {
-        let lease = FakeLease::default();
+    /// Runs an elector for `pod-0` on `lease` with `lead` as its controllers, for at most
+    /// `within`: what `run` returned, and the shutdown token it was given.
+    async fn elect<F, Fut>(
+        lease: &FakeLease,
+        within: Duration,
+        lead: F,
+    ) -> (::anyhow::Result<()>, CancellationToken)
+    where
+        F: FnOnce(CancellationToken) -> Fut,
+        Fut: Future<Output = ::anyhow::Result<()>>,
+    {
         let elector = LeaderElector::new(lease.client(), config("pod-0"))
             .await
             .unwrap();
         let shutdown = CancellationToken::new();
+        let stop = shutdown.clone();
+        let result = timeout(within, elector.run(shutdown.clone(), move || lead(stop)))
+            .await
+            .expect("the elector returns in time");
+        (result, shutdown)
+    }
 
+    #[::tokio::test]
+    async fn leads_then_hands_the_lease_over_on_shutdown() {
+        let lease = FakeLease::default();
         let mut holder_while_leading = None;
         let holder = &mut holder_while_leading;
-        let (fake, stop) = (lease.clone(), shutdown.clone());
-        let result = timeout(
-            Duration::from_secs(30),
-            elector.run(shutdown.clone(), move || async move {
-                *holder = fake.holder();
-                stop.cancel();
-                Ok(())
-            }),
-        )
-        .await
-        .expect("the elector stops once the controllers return");
+        let fake = lease.clone();
+        let (result, _) = elect(&lease, Duration::from_secs(30), |stop| async move {
+            *holder = fake.holder();
+            stop.cancel();
+            Ok(())
+        })
+        .await;
 
         result.unwrap();
         assert_eq!(holder_while_leading.as_deref(), Some("pod-0"));
@@ -619,22 +632,13 @@ mod tests {
     #[::tokio::test(start_paused = true)]
     async fn losing_the_lease_cancels_shutdown_and_fails() {
         let lease = FakeLease::default();
-        let elector = LeaderElector::new(lease.client(), config("pod-0"))
-            .await
-            .unwrap();
-        let shutdown = CancellationToken::new();
-
         let fake = lease.clone();
-        let result = timeout(
-            Duration::from_secs(60),
-            elector.run(shutdown.clone(), move || async move {
-                fake.take_over("pod-1");
-                // Controllers that would run forever: the elector must abandon them.
-                ::std::future::pending().await
-            }),
-        )
-        .await
-        .expect("the elector notices the lost lease at its next renewal");
+        let (result, shutdown) = elect(&lease, Duration::from_secs(60), |_| async move {
+            fake.take_over("pod-1");
+            // Controllers that would run forever: the elector must abandon them.
+            ::std::future::pending().await
+        })
+        .await;
 
         let err = result.unwrap_err();
         assert!(
@@ -653,26 +657,17 @@ mod tests {
     #[::tokio::test(start_paused = true)]
     async fn a_failed_renewal_is_retried_and_the_leader_leads_on() {
         let lease = FakeLease::default();
-        let elector = LeaderElector::new(lease.client(), config("pod-0"))
-            .await
-            .unwrap();
-        let shutdown = CancellationToken::new();
-
         let fake = lease.clone();
-        let result = timeout(
-            Duration::from_secs(120),
-            elector.run(shutdown.clone(), move || async move {
-                let taken = fake.patched();
-                fake.fail_patches(1);
-                // Three renewals after the failed one.
-                while fake.patched() < taken + 3 {
-                    ::tokio::time::sleep(Duration::from_secs(1)).await;
-                }
-                Ok(())
-            }),
-        )
-        .await
-        .expect("the leader renews after the failure");
+        let (result, shutdown) = elect(&lease, Duration::from_secs(120), |_| async move {
+            let taken = fake.patched();
+            fake.fail_patches(1);
+            // Three renewals after the failed one.
+            while fake.patched() < taken + 3 {
+                ::tokio::time::sleep(Duration::from_secs(1)).await;
+            }
+            Ok(())
+        })
+        .await;
 
         result.unwrap();
         assert!(!shutdown.is_cancelled(), "the leader did not give up");
@@ -687,22 +682,13 @@ mod tests {
     #[::tokio::test(start_paused = true)]
     async fn renewals_failing_past_the_deadline_stop_the_leader() {
         let lease = FakeLease::default();
-        let elector = LeaderElector::new(lease.client(), config("pod-0"))
-            .await
-            .unwrap();
-        let shutdown = CancellationToken::new();
-
         let fake = lease.clone();
         let started = Instant::now();
-        let result = timeout(
-            Duration::from_secs(120),
-            elector.run(shutdown.clone(), move || async move {
-                fake.fail_patches(usize::MAX);
-                ::std::future::pending().await
-            }),
-        )
-        .await
-        .expect("the leader gives up");
+        let (result, shutdown) = elect(&lease, Duration::from_secs(120), |_| async move {
+            fake.fail_patches(usize::MAX);
+            ::std::future::pending().await
+        })
+        .await;
 
         let err = format!("{:#}", result.unwrap_err());
         assert!(

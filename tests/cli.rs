@@ -1730,7 +1730,8 @@ fn create_webhook_scaffolds_the_webhook_file_and_adds_the_crates_once() {
             "edit src/webhooks/db/thing_v1.rs to write your defaults and validation rules",
         ));
     let amended = project.read("Cargo.toml");
-    assert!(amended.starts_with(manifest.split("\n[dev-dependencies]").next().unwrap()));
+    // The crates go at the end of [dependencies], before [features].
+    assert!(amended.starts_with(manifest.split("\n[features]").next().unwrap()));
     assert!(
         amended.contains("\nkube-core = { version = \"5.0.0\", features = [\"admission\"] }\n")
     );

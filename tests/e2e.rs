@@ -30,12 +30,16 @@ mod helm;
 mod integration_tests;
 #[path = "e2e/manifests.rs"]
 mod manifests;
+#[path = "e2e/object_metrics.rs"]
+mod object_metrics;
 #[path = "e2e/on_cluster.rs"]
 mod on_cluster;
 #[path = "e2e/previous_release.rs"]
 mod previous_release;
 #[path = "e2e/steady_state.rs"]
 mod steady_state;
+#[path = "e2e/traces.rs"]
+mod traces;
 #[path = "e2e/webhooks.rs"]
 mod webhooks;
 
@@ -244,6 +248,8 @@ struct Extras {
     /// Give the two-version MySQLCluster defaulting, validation and conversion webhooks, and
     /// prove them on the control plane.
     webhooks: bool,
+    /// Build the manager with the `otel` feature and check its traces on the control plane.
+    traces: bool,
 }
 
 fn scenario(name: &str, init_args: &str, manager_role: &str, extras: Extras) {
@@ -253,6 +259,7 @@ fn scenario(name: &str, init_args: &str, manager_role: &str, extras: Extras) {
         check_missing_rule,
         run_integration_tests,
         webhooks,
+        traces,
     } = extras;
     let started = Instant::now();
     let project = Project::init(name, init_args);
@@ -416,6 +423,11 @@ fn scenario(name: &str, init_args: &str, manager_role: &str, extras: Extras) {
         integration_tests::run(&project, name, kubernetes, &kinds);
     }
 
+    if traces {
+        // The same targets as `build_test_lint`'s, so that features unify as they did there
+        // and only the runtime, its tracing dependencies and the manager are compiled again.
+        run(root, "cargo build --all-targets --features otel", true);
+    }
     // The manager `build_test_lint` built, on a control plane.
     on_cluster::run(&on_cluster::Setup {
         project: &project,
@@ -428,6 +440,8 @@ fn scenario(name: &str, init_args: &str, manager_role: &str, extras: Extras) {
         secure_metrics: true,
         disruption_budgets: true,
         autoscaling: true,
+        object_metrics: true,
+        traces,
     });
 
     let rendered = kustomize(
@@ -622,6 +636,7 @@ fn namespaced_operator_on_the_newest_kubernetes() {
         "Role",
         Extras {
             run_integration_tests: true,
+            traces: true,
             ..Extras::default()
         },
     );

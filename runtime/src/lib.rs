@@ -34,7 +34,8 @@
 //! [`manager::Manager::new`] (see [`context::field_manager`]). Two features serve the
 //! project's tests and are never compiled into its manager: `testing`, a mocked API server
 //! for unit tests ([`testing`]), and `envtest`, a real etcd and kube-apiserver for
-//! integration tests ([`envtest`]).
+//! integration tests ([`envtest`]). A third, `otel`, exports the manager's traces over OTLP
+//! (`otel`, off by default).
 
 #![warn(missing_docs)]
 
@@ -48,12 +49,15 @@ pub mod disruption;
 pub mod envtest;
 pub mod error;
 pub mod events;
+pub mod exposition;
 pub mod job;
 pub mod leader;
 pub mod manager;
 pub mod metrics;
 pub mod metrics_auth;
 pub mod operand;
+#[cfg(feature = "otel")]
+pub mod otel;
 pub mod reconcile;
 pub mod reference;
 pub mod server;

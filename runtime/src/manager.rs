@@ -109,11 +109,11 @@ impl Manager {
         F: FnOnce(Context) -> Fut,
         Fut: Future<Output = ::anyhow::Result<()>>,
     {
-        if let Err(err) = telemetry::init(self.options.log_format) {
+        if let Err(err) = telemetry::init(self.options.log_format, &self.name) {
             eprintln!("Error: {}", error_chain(&err));
             return ExitCode::FAILURE;
         }
-        match self.manage(controllers).await {
+        let code = match self.manage(controllers).await {
             Ok(()) => {
                 info!("stopped");
                 ExitCode::SUCCESS
@@ -122,7 +122,9 @@ impl Manager {
                 error!("{}", error_chain(&err));
                 ExitCode::FAILURE
             }
-        }
+        };
+        telemetry::flush();
+        code
     }
 
     async fn manage<F, Fut>(self, controllers: F) -> ::anyhow::Result<()>

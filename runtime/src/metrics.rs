@@ -1,4 +1,5 @@
-//! Prometheus metrics of the controllers, served on /metrics in the OpenMetrics text format.
+//! Prometheus metrics of the controllers, served on /metrics in the OpenMetrics text format (or
+//! the older Prometheus text format, see [`exposition`](crate::exposition)).
 //!
 //! Every series carries a `controller` label so one dashboard covers all kinds. Failure
 //! reasons are a label too: keep them to a small fixed set (an error variant name, not the
@@ -31,9 +32,6 @@ use crate::workload::Workload;
 /// The conditions that say an object is ready, in the order they are looked for: a plain
 /// kind's controller maintains `Ready`, an operand's `Available`.
 pub const READY_CONDITIONS: [&str; 2] = ["Ready", crate::workload::AVAILABLE];
-
-/// Content type of the OpenMetrics text exposition that [`Metrics::encode`] produces.
-pub const CONTENT_TYPE: &str = "application/openmetrics-text; version=1.0.0; charset=utf-8";
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 struct ControllerLabels {

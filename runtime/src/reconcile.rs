@@ -16,7 +16,7 @@ use ::kube::runtime::reflector::{self, ObjectRef, Store, store::Writer};
 use ::kube::runtime::{WatchStreamExt as _, watcher};
 use ::kube::{Api, Resource};
 use ::serde::de::DeserializeOwned;
-use ::tracing::{debug, info, warn};
+use ::tracing::{Instrument as _, Span, debug, info, info_span, warn};
 
 use crate::cache::cached_watch;
 pub use crate::error::Error;
@@ -264,6 +264,11 @@ impl<R: Reconcile> Driver<R> {
     /// One reconcile of `obj`: [`Reconcile::apply`], or [`Reconcile::cleanup`] once it is
     /// deleted. A success forgets the object's earlier failures.
     pub async fn reconcile(&self, obj: Arc<R::Object>) -> Result<Action, Error> {
+        let span = reconcile_span(obj.as_ref(), &self.name);
+        self.reconcile_in_span(obj).instrument(span).await
+    }
+
+    async fn reconcile_in_span(&self, obj: Arc<R::Object>) -> Result<Action, Error> {
         let _timer = self.ctx.metrics.reconcile(&self.name);
         let object_ref = ObjectRef::from_obj(obj.as_ref());
         let action = if R::FINALIZER {
@@ -304,6 +309,20 @@ impl<R: Reconcile> Driver<R> {
         warn!(%error, failures, retry_in = ?delay, "reconcile failed");
         Action::requeue(delay)
     }
+}
+
+/// The span a reconcile runs in: what each line logged during it says about the object, and
+/// with the `otel` feature one span of a trace, with the requests the reconcile sent inside.
+/// Traces may name objects, unlike metrics: a span is a record of one event, not a series.
+fn reconcile_span<K: ApiObject>(obj: &K, controller: &str) -> Span {
+    let meta = obj.meta();
+    info_span!(
+        "reconcile",
+        controller,
+        kind = %K::kind(&()),
+        namespace = meta.namespace.as_deref().unwrap_or_default(),
+        name = meta.name.as_deref().unwrap_or_default(),
+    )
 }
 
 /// The name of the controller of kind `K` in metrics and logs: `<kind>.<first part of the

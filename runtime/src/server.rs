@@ -10,14 +10,15 @@ use ::anyhow::Context as _;
 use ::axum::{
     Router,
     extract::State,
-    http::{StatusCode, header},
+    http::{HeaderMap, StatusCode, header},
     response::{IntoResponse, Response},
     routing::get,
 };
 use ::tokio::net::TcpListener;
 use ::tokio_util::sync::CancellationToken;
 
-use crate::metrics::{self, Metrics};
+use crate::exposition;
+use crate::metrics::Metrics;
 use crate::webhook::{self, Certificates};
 
 /// How /metrics is served: what the project's flags (`--metrics-secure`,
@@ -110,16 +111,27 @@ async fn readyz(State(readiness): State<Readiness>) -> (StatusCode, &'static str
     }
 }
 
-/// The routes of the metrics server: `/metrics`, in OpenMetrics text.
+/// The routes of the metrics server: `/metrics`, in OpenMetrics text for Prometheus and the
+/// Prometheus text format for other scrapers (see [`exposition`]).
 pub fn metrics_router(metrics: Arc<Metrics>) -> Router {
     Router::new()
         .route("/metrics", get(scrape))
         .with_state(metrics)
 }
 
-async fn scrape(State(metrics): State<Arc<Metrics>>) -> Response {
+async fn scrape(State(metrics): State<Arc<Metrics>>, headers: HeaderMap) -> Response {
+    let accept = headers.get(header::ACCEPT).and_then(|v| v.to_str().ok());
     match metrics.encode() {
-        Ok(body) => ([(header::CONTENT_TYPE, metrics::CONTENT_TYPE)], body).into_response(),
+        Ok(body) if exposition::wants_openmetrics(accept) => (
+            [(header::CONTENT_TYPE, exposition::OPENMETRICS_CONTENT_TYPE)],
+            body,
+        )
+            .into_response(),
+        Ok(body) => (
+            [(header::CONTENT_TYPE, exposition::CLASSIC_CONTENT_TYPE)],
+            exposition::classic_text(&body),
+        )
+            .into_response(),
         Err(err) => {
             ::tracing::error!(error = %err, "cannot encode metrics");
             StatusCode::INTERNAL_SERVER_ERROR.into_response()
@@ -189,7 +201,18 @@ mod tests {
     use super::*;
 
     async fn get(router: Router, path: &str) -> (StatusCode, Option<String>, String) {
-        let request = Request::get(path).body(Body::empty()).unwrap();
+        get_accepting(router, path, "*/*").await
+    }
+
+    async fn get_accepting(
+        router: Router,
+        path: &str,
+        accept: &str,
+    ) -> (StatusCode, Option<String>, String) {
+        let request = Request::get(path)
+            .header(header::ACCEPT, accept)
+            .body(Body::empty())
+            .unwrap();
         let response = router.oneshot(request).await.unwrap();
         let status = response.status();
         let content_type = response
@@ -232,12 +255,17 @@ mod tests {
     }
 
     #[::tokio::test]
-    async fn metrics_are_served_as_openmetrics() {
+    async fn metrics_are_served_as_openmetrics_to_prometheus() {
         let metrics = Arc::new(Metrics::new());
         let _timer = metrics.reconcile("mysqlcluster");
         metrics.reconcile_failure("mysqlcluster", "ApplyFailed");
 
-        let (status, content_type, body) = get(metrics_router(metrics), "/metrics").await;
+        let (status, content_type, body) = get_accepting(
+            metrics_router(metrics),
+            "/metrics",
+            "application/openmetrics-text;version=1.0.0,text/plain;version=0.0.4;q=0.5",
+        )
+        .await;
         let body = crate::metrics::tests::without_prefix(body);
         assert_eq!(status, StatusCode::OK);
         assert_eq!(
@@ -253,6 +281,30 @@ mod tests {
             "{body}"
         );
         assert!(body.ends_with("# EOF\n"), "{body}");
+    }
+
+    #[::tokio::test]
+    async fn metrics_are_served_in_the_classic_format_to_other_scrapers() {
+        let metrics = Arc::new(Metrics::new());
+        let _timer = metrics.reconcile("mysqlcluster");
+
+        let (status, content_type, body) = get(metrics_router(metrics), "/metrics").await;
+        let body = crate::metrics::tests::without_prefix(body);
+        assert_eq!(status, StatusCode::OK);
+        assert_eq!(
+            content_type.as_deref(),
+            Some("text/plain; version=0.0.4; charset=utf-8")
+        );
+        assert!(
+            body.contains("# TYPE PREFIX_reconciliations_total counter\n"),
+            "{body}"
+        );
+        assert!(
+            body.contains(r#"PREFIX_reconciliations_total{controller="mysqlcluster"} 1"#),
+            "{body}"
+        );
+        assert!(!body.contains("# EOF"), "{body}");
+        assert!(!body.contains("# UNIT"), "{body}");
     }
 
     #[::tokio::test]

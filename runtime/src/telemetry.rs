@@ -1,10 +1,14 @@
-//! Logging. The level comes from RUST_LOG (`info` when unset) so it can be raised per module
-//! without a new image, e.g. `RUST_LOG=info,kube=debug`.
+//! Logging, and with the `otel` feature traces (see [`otel`](crate::otel)). The level comes
+//! from RUST_LOG (`info` when unset) so it can be raised per module without a new image, e.g.
+//! `RUST_LOG=info,kube=debug`; it applies to the spans exported as traces too.
 
 use ::std::io::IsTerminal;
 
 use ::anyhow::Context as _;
-use ::tracing_subscriber::{EnvFilter, filter::LevelFilter};
+use ::tracing_subscriber::{
+    EnvFilter, Layer as _, filter::LevelFilter, layer::SubscriberExt as _,
+    util::SubscriberInitExt as _,
+};
 
 /// The format of the logs (`--log-format`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ::clap::ValueEnum)]
@@ -15,18 +19,32 @@ pub enum LogFormat {
     Json,
 }
 
-/// Installs the global subscriber; call once, first thing in `main`.
-pub fn init(format: LogFormat) -> ::anyhow::Result<()> {
+/// Installs the global subscriber; call once, first thing in `main`. `service` names the
+/// manager in its traces.
+pub fn init(format: LogFormat, service: &str) -> ::anyhow::Result<()> {
     let filter = env_filter(&::std::env::var("RUST_LOG").unwrap_or_default())?;
 
-    let builder = ::tracing_subscriber::fmt().with_env_filter(filter);
-    let installed = match format {
-        LogFormat::Text => builder
+    let logs = match format {
+        LogFormat::Text => ::tracing_subscriber::fmt::layer()
             .with_ansi(::std::io::stdout().is_terminal())
-            .try_init(),
-        LogFormat::Json => builder.json().flatten_event(true).try_init(),
+            .boxed(),
+        LogFormat::Json => ::tracing_subscriber::fmt::layer()
+            .json()
+            .flatten_event(true)
+            .boxed(),
     };
-    installed.map_err(|err| ::anyhow::anyhow!(err).context("cannot install the log subscriber"))
+    let subscriber = ::tracing_subscriber::registry().with(filter).with(logs);
+    #[cfg(feature = "otel")]
+    let subscriber = subscriber.with(crate::otel::layer(service)?);
+    subscriber
+        .try_init()
+        .map_err(|err| ::anyhow::anyhow!(err).context("cannot install the log subscriber"))
+}
+
+/// Sends what is still buffered (traces, with the `otel` feature) before the process exits.
+pub fn flush() {
+    #[cfg(feature = "otel")]
+    crate::otel::shutdown();
 }
 
 /// A typo in RUST_LOG fails the start instead of silently logging at the wrong level.

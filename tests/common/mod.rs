@@ -7,6 +7,7 @@ pub mod helm;
 pub mod http;
 pub mod kubectl;
 pub mod operator;
+pub mod otlp;
 pub mod process;
 pub mod promtool;
 pub mod wait;

@@ -39,6 +39,9 @@ pub struct Launch {
     /// metrics-reader role would; `None` scrapes plain HTTP, for a project whose manager
     /// serves it so (one made before secure metrics).
     pub metrics_token: Option<String>,
+    /// The collector its traces go to, over OTLP/HTTP in JSON (a manager built with the
+    /// `otel` feature); `None` names none, so nothing is exported.
+    pub otlp_endpoint: Option<String>,
 }
 
 /// Where a manager serves its webhooks, and the Secret of its self-managed certificate.
@@ -78,7 +81,17 @@ impl Operator {
             .env_remove("WATCH_NAMESPACE")
             .env_remove("LEADER_ELECT")
             .env_remove("WEBHOOK_CERT_DIR")
-            .env_remove("WEBHOOK_CERT_SECRET");
+            .env_remove("WEBHOOK_CERT_SECRET")
+            .env_remove("OTEL_EXPORTER_OTLP_ENDPOINT")
+            .env_remove("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT")
+            .env_remove("OTEL_SERVICE_NAME");
+        if let Some(endpoint) = &launch.otlp_endpoint {
+            command
+                .env("OTEL_EXPORTER_OTLP_ENDPOINT", endpoint)
+                .env("OTEL_EXPORTER_OTLP_PROTOCOL", "http/json")
+                // Batches every half second, not every five: the test waits for them.
+                .env("OTEL_BSP_SCHEDULE_DELAY", "500");
+        }
         // Never the webhook server's default, 0.0.0.0:9443: managers run side by side here.
         let webhook_port = launch.webhooks.as_ref().map_or(webhook_port, |w| w.port);
         command.env("WEBHOOK_BIND_ADDRESS", format!("127.0.0.1:{webhook_port}"));

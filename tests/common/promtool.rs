@@ -65,3 +65,23 @@ pub fn text(output: &Output) -> String {
         String::from_utf8_lossy(&output.stderr)
     )
 }
+
+/// `promtool check metrics` on a /metrics body, which its linter reads from stdin (in the
+/// Prometheus text format only).
+pub fn check_metrics(promtool: &Path, body: &str) -> Output {
+    use std::io::Write as _;
+    let mut child = Command::new(promtool)
+        .args(["check", "metrics"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap_or_else(|err| panic!("cannot run {}: {err}", promtool.display()));
+    child
+        .stdin
+        .take()
+        .expect("stdin is piped")
+        .write_all(body.as_bytes())
+        .expect("promtool reads the body");
+    child.wait_with_output().expect("promtool ends")
+}

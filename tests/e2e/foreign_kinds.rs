@@ -126,6 +126,8 @@ fn on_a_control_plane(project: &Project) {
         secure_metrics: true,
         disruption_budgets: true,
         autoscaling: true,
+        object_metrics: true,
+        traces: false,
     };
     let binary = on_cluster::manager_binary(&setup);
     let cluster = ControlPlane::start(DEFAULT_KUBERNETES).unwrap_or_else(|err| panic!("{err:#}"));

@@ -81,6 +81,7 @@ impl Cluster<'_> {
             watch_namespace: None,
             webhooks: None,
             metrics_token: None,
+            otlp_endpoint: None,
         };
         let mut operator = Operator::start(&launch);
         operator

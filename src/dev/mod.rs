@@ -14,7 +14,7 @@ mod install;
 pub mod kubectl;
 mod manager;
 mod pid_file;
-mod refusals;
+pub mod refusals;
 mod session;
 mod tail;
 mod watcher;

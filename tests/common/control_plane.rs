@@ -140,6 +140,11 @@ pub struct Options {
     pub etcd_url: Option<String>,
     /// How long each process may take to become ready.
     pub ready_timeout: Duration,
+    /// The Services' address range: a /24 holds 254 Services, enough for a test, not for a
+    /// benchmark's thousands.
+    pub service_cluster_ip_range: String,
+    /// More kube-apiserver flags (an audit policy, say).
+    pub api_server_args: Vec<String>,
 }
 
 impl Options {
@@ -151,6 +156,8 @@ impl Options {
             etcd_url: None,
             // Generous: on a busy two-core machine kube-apiserver takes tens of seconds.
             ready_timeout: Duration::from_secs(120),
+            service_cluster_ip_range: "10.0.0.0/24".to_owned(),
+            api_server_args: Vec::new(),
         }
     }
 }
@@ -203,15 +210,22 @@ impl ControlPlane {
         let admin_kubeconfig = dir.path().join("admin.kubeconfig");
         write_kubeconfig(&admin_kubeconfig, &server, &files.ca, &files.admin_token)?;
         let admin = Kubectl::new(&admin_kubeconfig);
+        let mut api_server_command = api_server_command(
+            &bin("kube-apiserver"),
+            &files,
+            &etcd_url,
+            api_server_port,
+            &server,
+        );
+        api_server_command
+            .arg(format!(
+                "--service-cluster-ip-range={}",
+                options.service_cluster_ip_range
+            ))
+            .args(&options.api_server_args);
         let mut api_server = Process::start(
             "kube-apiserver",
-            api_server_command(
-                &bin("kube-apiserver"),
-                &files,
-                &etcd_url,
-                api_server_port,
-                &server,
-            ),
+            api_server_command,
             &dir.path().join("kube-apiserver.log"),
         );
         api_server.wait_until("answer /readyz", options.ready_timeout, || {
@@ -242,6 +256,14 @@ impl ControlPlane {
             server,
             dir,
         })
+    }
+
+    /// The process ids of etcd (when it started one), kube-apiserver and
+    /// kube-controller-manager, with their names.
+    pub fn processes(&self) -> Vec<(&str, u32)> {
+        let mut processes: Vec<&Process> = self.etcd.iter().collect();
+        processes.extend([&self.api_server, &self.controller_manager]);
+        processes.iter().map(|p| (p.name(), p.id())).collect()
     }
 
     /// `kubectl` as a cluster administrator.
@@ -388,8 +410,7 @@ fn api_server_command(
         .arg(format!(
             "--service-account-signing-key-file={}",
             files.service_account_key.display()
-        ))
-        .arg("--service-cluster-ip-range=10.0.0.0/24");
+        ));
     command
 }
 

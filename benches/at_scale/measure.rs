@@ -1,0 +1,291 @@
+//! One measured run: a fresh control plane, one operator, `n` objects created at once, and
+//! what it cost until every workload existed and every object reported a status, and in the
+//! minute after.
+
+use std::{
+    collections::BTreeMap,
+    path::Path,
+    process::{Child, Command, Stdio},
+    time::{Duration, Instant},
+};
+
+use anyhow::{Context as _, bail};
+use serde_json::Value;
+
+use crate::common::{
+    control_plane::{ControlPlane, Options, assets, free_ports},
+    http::http_get,
+    kubectl::Kubectl,
+    process::Process,
+};
+use crate::operators::Operator;
+
+const NAMESPACE: &str = "bench";
+const ACCOUNT: &str = "operator";
+/// How long after converging the costs are watched again: resyncs, late events, settling.
+pub const AFTER: Duration = Duration::from_secs(60);
+/// A run that has not converged by then is reported as such.
+const CONVERGE_TIMEOUT: Duration = Duration::from_secs(900);
+
+/// What one run measured.
+pub struct Run {
+    pub operator: &'static str,
+    pub objects: usize,
+    /// From the first create until every object's Deployment existed.
+    pub workloads: Option<Duration>,
+    /// From the first create until every object had a status condition.
+    pub statuses: Option<Duration>,
+    /// CPU seconds of the operator until convergence, and in the minute after.
+    pub operator_cpu: (f64, f64),
+    /// MiB: resident before the objects, at most, and a minute after converging.
+    pub rss_idle: f64,
+    pub rss_peak: f64,
+    pub rss_settled: f64,
+    /// CPU seconds of etcd, kube-apiserver and kube-controller-manager, likewise.
+    pub control_plane_cpu: (f64, f64),
+    /// Requests the operator sent, by `verb resource[/subresource]`, from the API server's
+    /// audit log (the whole run).
+    pub requests: BTreeMap<String, u64>,
+    /// Events it created.
+    pub events: u64,
+    /// Lines of its log reporting a failed reconcile.
+    pub errors: usize,
+}
+
+pub fn run(operator: &Operator, objects: usize, work: &Path) -> anyhow::Result<Run> {
+    let policy = work.join("audit-policy.yaml");
+    // Every request of the operator's service account, nothing of anyone else's, so that
+    // auditing costs both operators alike (the policy `opgen dev` uses).
+    opgen::dev::refusals::write_audit_policy(
+        &policy,
+        &format!("system:serviceaccount:{NAMESPACE}:{ACCOUNT}"),
+    )?;
+    let audit_log = work.join(format!(
+        "audit-{}-{objects}.log",
+        operator.label.replace([' ', '(', ')'], "")
+    ));
+    let _ = std::fs::remove_file(&audit_log);
+    let cluster = ControlPlane::start_with(Options {
+        // Room for thousands of Services.
+        service_cluster_ip_range: "10.96.0.0/12".to_owned(),
+        api_server_args: vec![
+            format!("--audit-policy-file={}", policy.display()),
+            format!("--audit-log-path={}", audit_log.display()),
+            "--audit-log-maxsize=0".to_owned(),
+        ],
+        ..Options::new(assets()?)
+    })?;
+    let admin = cluster.admin();
+    admin.ok(&["create", "namespace", NAMESPACE]);
+    admin.ok(&["create", "serviceaccount", ACCOUNT, "-n", NAMESPACE]);
+    // Both operators with the same rights, whatever their generated roles say.
+    admin.ok(&[
+        "create",
+        "clusterrolebinding",
+        "bench-operator",
+        "--clusterrole=cluster-admin",
+        &format!("--serviceaccount={NAMESPACE}:{ACCOUNT}"),
+    ]);
+    admin.ok(&[
+        "apply",
+        "--server-side",
+        "-f",
+        &operator.crds.display().to_string(),
+    ]);
+    admin.ok(&[
+        "wait",
+        "--for=condition=Established",
+        "crd/memcacheds.cache.example.com",
+        "--timeout=60s",
+    ]);
+    let token = admin.ok(&["create", "token", ACCOUNT, "-n", NAMESPACE, "--duration=2h"]);
+    let kubeconfig = cluster.kubeconfig_with_token(ACCOUNT, &token);
+
+    let [health, metrics] = free_ports();
+    let mut command = operator.command(health, metrics);
+    command.env("KUBECONFIG", &kubeconfig);
+    let log = cluster.dir().join("operator.log");
+    let mut process = Process::start(operator.label, command, &log);
+    process.wait_until(
+        "answer /readyz",
+        Duration::from_secs(60),
+        || match http_get(&format!("http://127.0.0.1:{health}/readyz")) {
+            Ok((200, _)) => Ok(()),
+            Ok((status, body)) => Err(format!("{status} {body}")),
+            Err(err) => Err(err.to_string()),
+        },
+    )?;
+    std::thread::sleep(Duration::from_secs(5));
+    let pid = process.id();
+    let rss_idle = memory(pid, "VmRSS")?;
+    let control_plane: Vec<u32> = cluster.processes().iter().map(|(_, pid)| *pid).collect();
+
+    let manifest = objects_manifest(&operator.sample, objects)?;
+    let cpu_start = (cpu(&[pid])?, cpu(&control_plane)?);
+    let started = Instant::now();
+    let mut create = create_all(admin, &manifest)?;
+    let mut workloads = None;
+    let mut statuses = None;
+    while statuses.is_none() && started.elapsed() < CONVERGE_TIMEOUT {
+        process.check_running()?;
+        if workloads.is_none() {
+            if count(admin, "/apis/apps/v1/namespaces/bench/deployments")? == objects {
+                workloads = Some(started.elapsed());
+            }
+            std::thread::sleep(Duration::from_millis(250));
+        } else {
+            if with_status(admin)? == objects {
+                statuses = Some(started.elapsed());
+            }
+            std::thread::sleep(Duration::from_secs(1));
+        }
+    }
+    let created = create.wait()?;
+    if !created.success() {
+        bail!("kubectl create of the objects failed ({created})");
+    }
+    let cpu_converged = (cpu(&[pid])?, cpu(&control_plane)?);
+    std::thread::sleep(AFTER);
+    let cpu_after = (cpu(&[pid])?, cpu(&control_plane)?);
+    let rss_peak = memory(pid, "VmHWM")?;
+    let rss_settled = memory(pid, "VmRSS")?;
+    process.stop()?;
+    let errors = process
+        .log()
+        .lines()
+        .filter(|line| line.contains(operator.error_line))
+        .count();
+    let requests = requests(&audit_log)?;
+    let events = requests
+        .iter()
+        .filter(|(request, _)| *request == "create events")
+        .map(|(_, count)| count)
+        .sum();
+    Ok(Run {
+        operator: operator.label,
+        objects,
+        workloads,
+        statuses,
+        operator_cpu: (cpu_converged.0 - cpu_start.0, cpu_after.0 - cpu_converged.0),
+        rss_idle,
+        rss_peak,
+        rss_settled,
+        control_plane_cpu: (cpu_converged.1 - cpu_start.1, cpu_after.1 - cpu_converged.1),
+        requests,
+        events,
+        errors,
+    })
+}
+
+/// `n` copies of the sample, named `bench-00000`…, as one List.
+fn objects_manifest(sample: &Path, n: usize) -> anyhow::Result<String> {
+    let text = std::fs::read_to_string(sample)
+        .with_context(|| format!("cannot read {}", sample.display()))?;
+    let sample: Value = serde_saphyr::from_str(&text)
+        .with_context(|| format!("{} is not YAML", sample.display()))?;
+    let items: Vec<Value> = (0..n)
+        .map(|i| {
+            let mut object = sample.clone();
+            object["metadata"]["name"] = format!("bench-{i:05}").into();
+            object["metadata"]["namespace"] = NAMESPACE.into();
+            object
+        })
+        .collect();
+    Ok(serde_json::json!({"apiVersion": "v1", "kind": "List", "items": items}).to_string())
+}
+
+/// `kubectl create` of the manifest, running while the convergence is watched.
+fn create_all(admin: &Kubectl, manifest: &str) -> anyhow::Result<Child> {
+    use std::io::Write as _;
+    let mut child = Command::new("kubectl")
+        .arg(format!("--kubeconfig={}", admin.kubeconfig().display()))
+        .args(["create", "-f", "-", "-o", "name"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .context("cannot run kubectl")?;
+    child
+        .stdin
+        .take()
+        .context("kubectl has no stdin")?
+        .write_all(manifest.as_bytes())?;
+    Ok(child)
+}
+
+/// How many objects a list URL holds, read from a one-item page: cheap at any size.
+fn count(admin: &Kubectl, url: &str) -> anyhow::Result<usize> {
+    let page = admin.raw(&format!("{url}?limit=1"));
+    let items = page["items"].as_array().map_or(0, Vec::len);
+    let rest = page["metadata"]["remainingItemCount"].as_u64().unwrap_or(0);
+    Ok(items + usize::try_from(rest)?)
+}
+
+/// How many of the objects report a status condition.
+fn with_status(admin: &Kubectl) -> anyhow::Result<usize> {
+    let list = admin.raw("/apis/cache.example.com/v1alpha1/namespaces/bench/memcacheds");
+    Ok(list["items"].as_array().map_or(0, |items| {
+        items
+            .iter()
+            .filter(|o| {
+                o["status"]["conditions"]
+                    .as_array()
+                    .is_some_and(|c| !c.is_empty())
+            })
+            .count()
+    }))
+}
+
+/// User and system CPU seconds of the processes so far.
+fn cpu(pids: &[u32]) -> anyhow::Result<f64> {
+    // Linux counts in clock ticks, 100 a second on every architecture opgen runs on.
+    const TICKS: f64 = 100.0;
+    let mut total = 0.0;
+    for pid in pids {
+        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat"))?;
+        // The fields after the command's name, which may hold spaces, in parentheses.
+        let fields: Vec<&str> = stat
+            .rsplit_once(')')
+            .context("no command in /proc/<pid>/stat")?
+            .1
+            .split_whitespace()
+            .collect();
+        let utime: f64 = fields[11].parse()?;
+        let stime: f64 = fields[12].parse()?;
+        total += (utime + stime) / TICKS;
+    }
+    Ok(total)
+}
+
+/// A memory figure of /proc/<pid>/status (`VmRSS`, `VmHWM`), in MiB.
+fn memory(pid: u32, field: &str) -> anyhow::Result<f64> {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status"))?;
+    let kib: f64 = status
+        .lines()
+        .find_map(|line| line.strip_prefix(&format!("{field}:")))
+        .with_context(|| format!("no {field} in /proc/{pid}/status"))?
+        .trim()
+        .trim_end_matches("kB")
+        .trim()
+        .parse()?;
+    Ok(kib / 1024.0)
+}
+
+/// The audit log's requests, counted by verb and resource.
+fn requests(log: &Path) -> anyhow::Result<BTreeMap<String, u64>> {
+    let text = std::fs::read_to_string(log)
+        .with_context(|| format!("no audit log at {}", log.display()))?;
+    let mut counts = BTreeMap::new();
+    for line in text.lines() {
+        let event: Value = serde_json::from_str(line)?;
+        let verb = event["verb"].as_str().unwrap_or("?");
+        let object = &event["objectRef"];
+        let resource = match (object["resource"].as_str(), object["subresource"].as_str()) {
+            (Some(resource), Some(sub)) => format!("{resource}/{sub}"),
+            (Some(resource), None) => resource.to_owned(),
+            _ => event["requestURI"].as_str().unwrap_or("?").to_owned(),
+        };
+        *counts.entry(format!("{verb} {resource}")).or_default() += 1;
+    }
+    Ok(counts)
+}

@@ -1,0 +1,199 @@
+//! The results as Markdown tables and an SVG chart, and their place in docs/performance.md.
+
+use std::{collections::BTreeSet, fmt::Write as _, path::Path, time::Duration};
+
+use crate::measure::{AFTER, Run};
+
+const BEGIN: &str = "<!-- at-scale results: written by `cargo bench --bench at_scale` -->";
+const END: &str = "<!-- end of the at-scale results -->";
+
+/// The tables: costs per run, then the requests each operator sent.
+pub fn tables(runs: &[Run], machine: &str) -> String {
+    let mut text = String::new();
+    let _ = writeln!(text, "Measured on {machine}.\n");
+    let _ = writeln!(
+        text,
+        "| operator | objects | workloads (s) | statuses (s) | operator CPU (s) | RSS idle / peak / settled (MiB) | control-plane CPU (s) | requests | events | reconcile errors |"
+    );
+    let _ = writeln!(text, "|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|");
+    for run in runs {
+        let _ = writeln!(
+            text,
+            "| {} | {} | {} | {} | {:.1} + {:.1} | {:.1} / {:.1} / {:.1} | {:.1} + {:.1} | {} | {} | {} |",
+            run.operator,
+            run.objects,
+            seconds(run.workloads),
+            seconds(run.statuses),
+            run.operator_cpu.0,
+            run.operator_cpu.1,
+            run.rss_idle,
+            run.rss_peak,
+            run.rss_settled,
+            run.control_plane_cpu.0,
+            run.control_plane_cpu.1,
+            run.requests.values().sum::<u64>(),
+            run.events,
+            run.errors,
+        );
+    }
+    let _ = writeln!(
+        text,
+        "\nCPU: until every object reported a status, + in the {} s after. Requests and events: the whole run, from the API server's audit log.\n",
+        AFTER.as_secs()
+    );
+    let kinds: BTreeSet<&String> = runs.iter().flat_map(|r| r.requests.keys()).collect();
+    let _ = write!(text, "| operator | objects |");
+    for kind in &kinds {
+        let _ = write!(text, " {kind} |");
+    }
+    let _ = write!(text, "\n|---|--:|");
+    for _ in &kinds {
+        let _ = write!(text, "--:|");
+    }
+    text.push('\n');
+    for run in runs {
+        let _ = write!(text, "| {} | {} |", run.operator, run.objects);
+        for kind in &kinds {
+            let _ = write!(text, " {} |", run.requests.get(*kind).copied().unwrap_or(0));
+        }
+        text.push('\n');
+    }
+    text
+}
+
+fn seconds(duration: Option<Duration>) -> String {
+    duration.map_or("not converged".to_owned(), |d| {
+        format!("{:.1}", d.as_secs_f64())
+    })
+}
+
+/// What a panel of the chart shows of a run.
+type Measure = fn(&Run) -> Option<f64>;
+
+/// Two panels side by side, against the number of objects: peak memory, and the time until
+/// every object reported a status; one line per operator.
+pub fn chart(runs: &[Run]) -> String {
+    const COLOURS: [&str; 3] = ["#1f77b4", "#d62728", "#2ca02c"];
+    let operators: Vec<&str> = runs.iter().fold(Vec::new(), |mut seen, run| {
+        if !seen.contains(&run.operator) {
+            seen.push(run.operator);
+        }
+        seen
+    });
+    let sizes: Vec<usize> = runs
+        .iter()
+        .map(|r| r.objects)
+        .collect::<BTreeSet<_>>()
+        .into_iter()
+        .collect();
+    let panels: [(&str, Measure); 2] = [
+        ("peak RSS (MiB)", |r| Some(r.rss_peak)),
+        ("time to every status (s)", |r| {
+            r.statuses.map(|d| d.as_secs_f64())
+        }),
+    ];
+    let (width, height, margin) = (360.0, 240.0, 50.0);
+    let mut svg = format!(
+        "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{}\" height=\"{}\" font-family=\"sans-serif\" font-size=\"12\">\n<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n",
+        2.0 * width + margin,
+        height + 2.0 * margin
+    );
+    for (index, (title, value)) in panels.iter().enumerate() {
+        let left = margin + index as f64 * (width + margin / 2.0);
+        let plot_width = width - margin;
+        let top = margin;
+        let bottom = margin + height - margin;
+        let max = runs
+            .iter()
+            .filter_map(value)
+            .fold(0.0_f64, f64::max)
+            .max(1.0)
+            * 1.1;
+        let x = |i: usize| left + plot_width * (i as f64 + 0.5) / sizes.len() as f64;
+        let y = |v: f64| bottom - (bottom - top) * v / max;
+        let _ = writeln!(
+            svg,
+            "<text x=\"{left}\" y=\"{}\" font-weight=\"bold\">{title}</text>",
+            top - 20.0
+        );
+        let _ = writeln!(
+            svg,
+            "<line x1=\"{left}\" y1=\"{bottom}\" x2=\"{}\" y2=\"{bottom}\" stroke=\"black\"/>",
+            left + plot_width
+        );
+        let _ = writeln!(
+            svg,
+            "<line x1=\"{left}\" y1=\"{top}\" x2=\"{left}\" y2=\"{bottom}\" stroke=\"black\"/>"
+        );
+        for tick in 0..=4 {
+            let v = max * f64::from(tick) / 4.0;
+            let _ = writeln!(
+                svg,
+                "<text x=\"{}\" y=\"{}\" text-anchor=\"end\">{v:.0}</text>",
+                left - 4.0,
+                y(v) + 4.0
+            );
+        }
+        for (i, size) in sizes.iter().enumerate() {
+            let _ = writeln!(
+                svg,
+                "<text x=\"{}\" y=\"{}\" text-anchor=\"middle\">{size} objects</text>",
+                x(i),
+                bottom + 16.0
+            );
+        }
+        for (operator, colour) in operators.iter().zip(COLOURS) {
+            let points: Vec<String> = sizes
+                .iter()
+                .enumerate()
+                .filter_map(|(i, size)| {
+                    let run = runs
+                        .iter()
+                        .find(|r| r.operator == *operator && r.objects == *size)?;
+                    Some(format!("{:.1},{:.1}", x(i), y(value(run)?)))
+                })
+                .collect();
+            let _ = writeln!(
+                svg,
+                "<polyline fill=\"none\" stroke=\"{colour}\" stroke-width=\"2\" points=\"{}\"/>",
+                points.join(" ")
+            );
+            for point in &points {
+                let (px, py) = point.split_once(',').unwrap_or_default();
+                let _ = writeln!(
+                    svg,
+                    "<circle cx=\"{px}\" cy=\"{py}\" r=\"3\" fill=\"{colour}\"/>"
+                );
+            }
+        }
+    }
+    for (i, (operator, colour)) in operators.iter().zip(COLOURS).enumerate() {
+        let x = margin + i as f64 * 180.0;
+        let y = height + margin + 20.0;
+        let _ = writeln!(
+            svg,
+            "<rect x=\"{x}\" y=\"{}\" width=\"12\" height=\"12\" fill=\"{colour}\"/>",
+            y - 10.0
+        );
+        let _ = writeln!(svg, "<text x=\"{}\" y=\"{y}\">{operator}</text>", x + 18.0);
+    }
+    svg.push_str("</svg>\n");
+    svg
+}
+
+/// Puts the results between the markers of docs/performance.md, and the chart beside it.
+pub fn write_docs(root: &Path, tables: &str, chart: &str) -> anyhow::Result<()> {
+    let docs = root.join("docs/performance.md");
+    let text = std::fs::read_to_string(&docs)?;
+    let (Some(begin), Some(end)) = (text.find(BEGIN), text.find(END)) else {
+        anyhow::bail!("{} has lost its markers ({BEGIN} … {END})", docs.display());
+    };
+    let updated = format!(
+        "{}{BEGIN}\n\n![Peak memory and time to converge against the number of objects](performance-at-scale.svg)\n\n{tables}\n{}",
+        &text[..begin],
+        &text[end..]
+    );
+    std::fs::write(&docs, updated)?;
+    std::fs::write(root.join("docs/performance-at-scale.svg"), chart)?;
+    Ok(())
+}

@@ -7,6 +7,9 @@
 //! operator, and the control plane through scripts/control-plane.sh), `make` and `kubectl`;
 //! it says which is missing. It prints the results and writes them, with a chart, into
 //! docs/performance.md. The operators are built once into `target/at-scale` and reused.
+//!
+//! `cargo bench --bench at_scale -- --concurrency 1,2,4,8,16 1000` runs opgen's operand alone
+//! at each `--max-concurrent-reconciles` instead: what its default is chosen from.
 
 #[path = "../../tests/common/mod.rs"]
 mod common;
@@ -25,16 +28,49 @@ fn main() {
     }
 }
 
-fn bench() -> anyhow::Result<()> {
-    let mut sizes: Vec<usize> = std::env::args()
-        .skip(1)
-        .filter(|arg| !arg.starts_with("--"))
-        .map(|arg| arg.parse())
-        .collect::<Result<_, _>>()
-        .map_err(|err| anyhow::anyhow!("the arguments are numbers of objects: {err}"))?;
-    if sizes.is_empty() {
-        sizes = DEFAULT_SIZES.to_vec();
+/// What to run: the sizes, and the concurrencies of a sweep of opgen's operand (none: both
+/// operators side by side).
+struct Arguments {
+    sizes: Vec<usize>,
+    concurrencies: Vec<u32>,
+}
+
+fn arguments() -> anyhow::Result<Arguments> {
+    let numbers = "the arguments are numbers of objects, and `--concurrency N,M,…`";
+    let mut arguments = Arguments {
+        sizes: Vec::new(),
+        concurrencies: Vec::new(),
+    };
+    let mut args = std::env::args().skip(1);
+    while let Some(arg) = args.next() {
+        if arg == "--concurrency" {
+            let list = args.next().ok_or_else(|| anyhow::anyhow!("{numbers}"))?;
+            for value in list.split(',') {
+                arguments.concurrencies.push(
+                    value
+                        .parse()
+                        .map_err(|err| anyhow::anyhow!("{numbers}: {value}: {err}"))?,
+                );
+            }
+        } else if !arg.starts_with("--") {
+            // cargo's own `--bench` is left aside.
+            arguments.sizes.push(
+                arg.parse()
+                    .map_err(|err| anyhow::anyhow!("{numbers}: {arg}: {err}"))?,
+            );
+        }
     }
+    if arguments.sizes.is_empty() {
+        arguments.sizes = DEFAULT_SIZES.to_vec();
+    }
+    Ok(arguments)
+}
+
+fn bench() -> anyhow::Result<()> {
+    let Arguments {
+        sizes,
+        concurrencies,
+    } = arguments()?;
     for (tool, version, why) in [
         (
             "go",
@@ -59,7 +95,23 @@ fn bench() -> anyhow::Result<()> {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let work = root.join("target/at-scale");
     std::fs::create_dir_all(&work)?;
-    let operators = operators::build_all(&work)?;
+    let mut operators = operators::build_all(&work)?;
+    let section = if concurrencies.is_empty() {
+        &report::COMPARISON
+    } else {
+        // opgen's operand with its Service, the heavier of the two on the API server.
+        let opgen = operators.swap_remove(1);
+        operators = concurrencies
+            .iter()
+            .map(|&concurrency| {
+                let mut operator = opgen.clone();
+                operator.label = format!("opgen, {concurrency} at once");
+                operator.concurrency = concurrency;
+                operator
+            })
+            .collect();
+        &report::CONCURRENCY
+    };
 
     let mut runs = Vec::new();
     for &size in &sizes {
@@ -74,11 +126,20 @@ fn bench() -> anyhow::Result<()> {
             runs.push(run);
         }
     }
-    let machine = machine();
+    let machine = if concurrencies.is_empty() {
+        format!(
+            "{}, Kubebuilder {} (controller-runtime of its scaffold), {} reconciles at once for both",
+            machine(),
+            operators::KUBEBUILDER_VERSION,
+            operators::CONCURRENCY
+        )
+    } else {
+        machine()
+    };
     let tables = report::tables(&runs, &machine);
     println!("{tables}");
-    report::write_docs(root, &tables, &report::chart(&runs))?;
-    eprintln!("written into docs/performance.md and docs/performance-at-scale.svg");
+    report::write_docs(root, section, &tables, &report::chart(&runs))?;
+    eprintln!("written into docs/performance.md");
     Ok(())
 }
 
@@ -99,9 +160,7 @@ fn machine() -> String {
         })
         .unwrap_or(0.0);
     format!(
-        "{cpus} CPUs, {memory:.0} GiB, Kubernetes {}, Kubebuilder {} (controller-runtime of its scaffold), {} reconciles at once for both",
+        "{cpus} CPUs, {memory:.0} GiB, Kubernetes {}",
         crate::common::control_plane::DEFAULT_KUBERNETES,
-        operators::KUBEBUILDER_VERSION,
-        operators::CONCURRENCY
     )
 }

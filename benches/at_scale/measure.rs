@@ -29,7 +29,7 @@ const CONVERGE_TIMEOUT: Duration = Duration::from_secs(900);
 
 /// What one run measured.
 pub struct Run {
-    pub operator: &'static str,
+    pub operator: String,
     pub objects: usize,
     /// From the first create until every object's Deployment existed.
     pub workloads: Option<Duration>,
@@ -105,7 +105,7 @@ pub fn run(operator: &Operator, objects: usize, work: &Path) -> anyhow::Result<R
     let mut command = operator.command(health, metrics);
     command.env("KUBECONFIG", &kubeconfig);
     let log = cluster.dir().join("operator.log");
-    let mut process = Process::start(operator.label, command, &log);
+    let mut process = Process::start(&operator.label, command, &log);
     process.wait_until(
         "answer /readyz",
         Duration::from_secs(60),
@@ -162,7 +162,7 @@ pub fn run(operator: &Operator, objects: usize, work: &Path) -> anyhow::Result<R
         .map(|(_, count)| count)
         .sum();
     Ok(Run {
-        operator: operator.label,
+        operator: operator.label.clone(),
         objects,
         workloads,
         statuses,

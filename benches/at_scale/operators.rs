@@ -20,9 +20,12 @@ pub const PORT: u16 = 11211;
 pub const CONCURRENCY: u32 = 4;
 
 /// One operator, ready to run.
+#[derive(Clone)]
 pub struct Operator {
     /// Its name in the results.
-    pub label: &'static str,
+    pub label: String,
+    /// Reconciles at once: a flag of opgen's manager; compiled into Kubebuilder's.
+    pub concurrency: u32,
     pub binary: PathBuf,
     /// Its CRDs (`config/crd/bases`).
     pub crds: PathBuf,
@@ -33,6 +36,7 @@ pub struct Operator {
     kind: Kind,
 }
 
+#[derive(Clone)]
 enum Kind {
     Kubebuilder,
     Opgen,
@@ -57,7 +61,7 @@ impl Operator {
             Kind::Opgen => {
                 command
                     .arg(format!("--metrics-bind-address=127.0.0.1:{metrics_port}"))
-                    .arg(format!("--max-concurrent-reconciles={CONCURRENCY}"))
+                    .arg(format!("--max-concurrent-reconciles={}", self.concurrency))
                     .env("RUST_LOG", "info");
             }
         }
@@ -117,7 +121,8 @@ fn kubebuilder(dir: &Path) -> anyhow::Result<Operator> {
         ]))?;
     }
     Ok(Operator {
-        label: "Kubebuilder",
+        label: "Kubebuilder".to_owned(),
+        concurrency: CONCURRENCY,
         binary,
         crds: project.join("config/crd/bases"),
         sample: project.join("config/samples/cache_v1alpha1_memcached.yaml"),
@@ -219,7 +224,8 @@ fn opgen(work: &Path, label: &'static str, name: &str, port: bool) -> anyhow::Re
             .args(["build", "--release", "--bin", name]))?;
     }
     Ok(Operator {
-        label,
+        label: label.to_owned(),
+        concurrency: CONCURRENCY,
         binary,
         crds: project.join("config/crd/bases"),
         sample: project.join("config/samples/cache_v1alpha1_memcached.yaml"),

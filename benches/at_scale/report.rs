@@ -4,8 +4,27 @@ use std::{collections::BTreeSet, fmt::Write as _, path::Path, time::Duration};
 
 use crate::measure::{AFTER, Run};
 
-const BEGIN: &str = "<!-- at-scale results: written by `cargo bench --bench at_scale` -->";
-const END: &str = "<!-- end of the at-scale results -->";
+/// Where docs/performance.md holds a set of results.
+pub struct Section {
+    begin: &'static str,
+    end: &'static str,
+    /// The chart's file beside it, if it has one.
+    chart: Option<&'static str>,
+}
+
+/// Both operators at each size.
+pub const COMPARISON: Section = Section {
+    begin: "<!-- at-scale results: written by `cargo bench --bench at_scale` -->",
+    end: "<!-- end of the at-scale results -->",
+    chart: Some("performance-at-scale.svg"),
+};
+
+/// opgen's operand at each `--max-concurrent-reconciles`.
+pub const CONCURRENCY: Section = Section {
+    begin: "<!-- concurrency results: written by `cargo bench --bench at_scale -- --concurrency …` -->",
+    end: "<!-- end of the concurrency results -->",
+    chart: None,
+};
 
 /// The tables: costs per run, then the requests each operator sent.
 pub fn tables(runs: &[Run], machine: &str) -> String {
@@ -75,8 +94,8 @@ type Measure = fn(&Run) -> Option<f64>;
 pub fn chart(runs: &[Run]) -> String {
     const COLOURS: [&str; 3] = ["#1f77b4", "#d62728", "#2ca02c"];
     let operators: Vec<&str> = runs.iter().fold(Vec::new(), |mut seen, run| {
-        if !seen.contains(&run.operator) {
-            seen.push(run.operator);
+        if !seen.contains(&run.operator.as_str()) {
+            seen.push(&run.operator);
         }
         seen
     });
@@ -181,19 +200,31 @@ pub fn chart(runs: &[Run]) -> String {
     svg
 }
 
-/// Puts the results between the markers of docs/performance.md, and the chart beside it.
-pub fn write_docs(root: &Path, tables: &str, chart: &str) -> anyhow::Result<()> {
+/// Puts the results between the markers of `section` in docs/performance.md, and its chart
+/// beside it.
+pub fn write_docs(root: &Path, section: &Section, tables: &str, chart: &str) -> anyhow::Result<()> {
     let docs = root.join("docs/performance.md");
     let text = std::fs::read_to_string(&docs)?;
-    let (Some(begin), Some(end)) = (text.find(BEGIN), text.find(END)) else {
-        anyhow::bail!("{} has lost its markers ({BEGIN} … {END})", docs.display());
+    let (Some(begin), Some(end)) = (text.find(section.begin), text.find(section.end)) else {
+        anyhow::bail!(
+            "{} has lost its markers ({} … {})",
+            docs.display(),
+            section.begin,
+            section.end
+        );
     };
+    let image = section.chart.map_or(String::new(), |file| {
+        format!("![Peak memory and time to converge against the number of objects]({file})\n\n")
+    });
     let updated = format!(
-        "{}{BEGIN}\n\n![Peak memory and time to converge against the number of objects](performance-at-scale.svg)\n\n{tables}\n{}",
+        "{}{}\n\n{image}{tables}\n{}",
         &text[..begin],
+        section.begin,
         &text[end..]
     );
     std::fs::write(&docs, updated)?;
-    std::fs::write(root.join("docs/performance-at-scale.svg"), chart)?;
+    if let Some(file) = section.chart {
+        std::fs::write(root.join("docs").join(file), chart)?;
+    }
     Ok(())
 }

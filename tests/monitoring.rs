@@ -94,7 +94,7 @@ fn the_unit_tests_fail_when_an_alert_changes() {
             &format!("{PROMTOOL_DIR}/rules.yaml"),
             &original.replacen(from, to, 1),
         );
-        let output = promtool::run(&promtool, &dir, &["test", "rules", "rules_test.yaml"]);
+        let output = promtool::run(&promtool, &dir, &["test", "rules", "rules_test.yaml"], None);
         let text = promtool::text(&output);
         assert!(
             !output.status.success(),

@@ -1,7 +1,8 @@
 //! Traces over OTLP, with the `otel` feature: every span the manager records at the level
 //! RUST_LOG lets through becomes an OpenTelemetry span, among them one per reconcile (with
-//! the object's kind, namespace and name; see [`reconcile`](crate::reconcile)) and, inside it,
-//! one per request kube's client sends.
+//! the object's kind, namespace and name; see [`reconcile`](crate::reconcile)). kube's client
+//! records a span per request at debug level: `RUST_LOG=info,kube_client=debug` puts those
+//! inside the reconcile's (and its debug lines in the log, since one filter serves both).
 //!
 //! Configured as every OpenTelemetry SDK is, from the environment: the traces go to
 //! `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT` (used as is) or `OTEL_EXPORTER_OTLP_ENDPOINT` (with

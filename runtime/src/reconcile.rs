@@ -312,7 +312,8 @@ impl<R: Reconcile> Driver<R> {
 }
 
 /// The span a reconcile runs in: what each line logged during it says about the object, and
-/// with the `otel` feature one span of a trace, with the requests the reconcile sent inside.
+/// with the `otel` feature one span of a trace (see the `otel` module for the requests'
+/// spans inside it).
 /// Traces may name objects, unlike metrics: a span is a record of one event, not a series.
 fn reconcile_span<K: ApiObject>(obj: &K, controller: &str) -> Span {
     let meta = obj.meta();

@@ -1,4 +1,4 @@
-//! Logging, and with the `otel` feature traces (see [`otel`](crate::otel)). The level comes
+//! Logging, and with the `otel` feature traces (see the `otel` module). The level comes
 //! from RUST_LOG (`info` when unset) so it can be raised per module without a new image, e.g.
 //! `RUST_LOG=info,kube=debug`; it applies to the spans exported as traces too.
 

@@ -89,6 +89,8 @@ impl Operator {
             command
                 .env("OTEL_EXPORTER_OTLP_ENDPOINT", endpoint)
                 .env("OTEL_EXPORTER_OTLP_PROTOCOL", "http/json")
+                // What docs/monitoring.md gives for the requests' spans too.
+                .env("RUST_LOG", "info,kube_client=debug")
                 // Batches every half second, not every five: the test waits for them.
                 .env("OTEL_BSP_SCHEDULE_DELAY", "500");
         }

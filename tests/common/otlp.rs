@@ -17,6 +17,9 @@ pub struct Span {
     /// The `service.name` attribute of the exporting resource.
     pub service: String,
     pub name: String,
+    pub span_id: String,
+    /// The span it runs in; empty for a trace's root.
+    pub parent_span_id: String,
     /// String attributes as they are; others in their JSON form.
     pub attributes: BTreeMap<String, String>,
 }
@@ -119,6 +122,8 @@ fn spans_of(export: &Value) -> Vec<Span> {
                 spans.push(Span {
                     service: service.clone(),
                     name: span["name"].as_str().unwrap_or_default().to_owned(),
+                    span_id: span["spanId"].as_str().unwrap_or_default().to_owned(),
+                    parent_span_id: span["parentSpanId"].as_str().unwrap_or_default().to_owned(),
                     attributes: attributes(&span["attributes"]),
                 });
             }

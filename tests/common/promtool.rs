@@ -3,8 +3,9 @@
 //! `/metrics`.
 
 use std::{
+    io::Write as _,
     path::{Path, PathBuf},
-    process::{Command, Output},
+    process::{Command, Output, Stdio},
 };
 
 use anyhow::{Context as _, bail};
@@ -39,19 +40,38 @@ pub fn path() -> anyhow::Result<PathBuf> {
     Ok(PathBuf::from(binary.trim()))
 }
 
-/// Runs `promtool <args>` in `dir`.
-pub fn run(promtool: &Path, dir: &Path, args: &[&str]) -> Output {
-    Command::new(promtool)
+/// Runs `promtool <args>` in `dir`, with `stdin` as its input if there is one (`check
+/// metrics` reads a /metrics body there).
+pub fn run(promtool: &Path, dir: &Path, args: &[&str], stdin: Option<&str>) -> Output {
+    let mut child = Command::new(promtool)
         .args(args)
         .current_dir(dir)
-        .output()
-        .unwrap_or_else(|err| panic!("cannot run {}: {err}", promtool.display()))
+        .stdin(if stdin.is_some() {
+            Stdio::piped()
+        } else {
+            Stdio::null()
+        })
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap_or_else(|err| panic!("cannot run {}: {err}", promtool.display()));
+    if let Some(input) = stdin {
+        child
+            .stdin
+            .take()
+            .expect("stdin is piped")
+            .write_all(input.as_bytes())
+            .expect("promtool reads its input");
+    }
+    child
+        .wait_with_output()
+        .unwrap_or_else(|err| panic!("{} did not end: {err}", promtool.display()))
 }
 
 /// Runs `promtool <args>` in `dir` and returns its output, stdout then stderr; panics with it
 /// unless promtool succeeds.
 pub fn ok(promtool: &Path, dir: &Path, args: &[&str]) -> String {
-    let output = run(promtool, dir, args);
+    let output = run(promtool, dir, args, None);
     let text = text(&output);
     assert!(output.status.success(), "promtool {args:?} failed:\n{text}");
     text
@@ -64,24 +84,4 @@ pub fn text(output: &Output) -> String {
         String::from_utf8_lossy(&output.stdout),
         String::from_utf8_lossy(&output.stderr)
     )
-}
-
-/// `promtool check metrics` on a /metrics body, which its linter reads from stdin (in the
-/// Prometheus text format only).
-pub fn check_metrics(promtool: &Path, body: &str) -> Output {
-    use std::io::Write as _;
-    let mut child = Command::new(promtool)
-        .args(["check", "metrics"])
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap_or_else(|err| panic!("cannot run {}: {err}", promtool.display()));
-    child
-        .stdin
-        .take()
-        .expect("stdin is piped")
-        .write_all(body.as_bytes())
-        .expect("promtool reads the body");
-    child.wait_with_output().expect("promtool ends")
 }

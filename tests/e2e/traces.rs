@@ -1,5 +1,6 @@
 //! A manager built with the `otel` feature, run with a collector: its reconciles arrive as
-//! OTLP spans, under the manager's service name, with the object's kind and namespace.
+//! OTLP spans, under the manager's service name, with the object's kind and namespace, and
+//! (kube_client at debug level) the API requests a reconcile sent as spans inside it.
 
 use crate::{
     common::{otlp::Collector, wait::wait_for},
@@ -38,6 +39,17 @@ pub fn check(collector: &Collector, setup: &Setup, crds: &[Crd]) {
                 "{span:?}"
             );
         }
-        Ok(())
+        let request_in_a_reconcile = spans.iter().any(|span| {
+            span.attributes.contains_key("http.method")
+                && reconciles.iter().any(|r| r.span_id == span.parent_span_id)
+        });
+        if request_in_a_reconcile {
+            Ok(())
+        } else {
+            Err(format!(
+                "no request span inside a reconcile among {} spans",
+                spans.len()
+            ))
+        }
     });
 }

@@ -10,6 +10,9 @@
 //!
 //! `cargo bench --bench at_scale -- --concurrency 1,2,4,8,16 1000` runs opgen's operand alone
 //! at each `--max-concurrent-reconciles` instead: what its default is chosen from.
+//!
+//! `--service-cidr CIDR` gives the control planes another Service range than the /12 of
+//! kubeadm's default; such a run prints its tables without writing them into the docs.
 
 #[path = "../../tests/common/mod.rs"]
 mod common;
@@ -33,13 +36,17 @@ fn main() {
 struct Arguments {
     sizes: Vec<usize>,
     concurrencies: Vec<u32>,
+    /// The control planes' Service range, when not [`measure::SERVICE_CIDR`].
+    service_cidr: Option<String>,
 }
 
 fn arguments() -> anyhow::Result<Arguments> {
-    let numbers = "the arguments are numbers of objects, and `--concurrency N,M,…`";
+    let numbers =
+        "the arguments are numbers of objects, `--concurrency N,M,…` and `--service-cidr CIDR`";
     let mut arguments = Arguments {
         sizes: Vec::new(),
         concurrencies: Vec::new(),
+        service_cidr: None,
     };
     let mut args = std::env::args().skip(1);
     while let Some(arg) = args.next() {
@@ -52,6 +59,9 @@ fn arguments() -> anyhow::Result<Arguments> {
                         .map_err(|err| anyhow::anyhow!("{numbers}: {value}: {err}"))?,
                 );
             }
+        } else if arg == "--service-cidr" {
+            let cidr = args.next().ok_or_else(|| anyhow::anyhow!("{numbers}"))?;
+            arguments.service_cidr = Some(cidr);
         } else if !arg.starts_with("--") {
             // cargo's own `--bench` is left aside.
             arguments.sizes.push(
@@ -70,6 +80,7 @@ fn bench() -> anyhow::Result<()> {
     let Arguments {
         sizes,
         concurrencies,
+        service_cidr,
     } = arguments()?;
     for (tool, version, why) in [
         (
@@ -118,7 +129,8 @@ fn bench() -> anyhow::Result<()> {
         // One operator at a time, alternating, each on its own control plane.
         for operator in &operators {
             eprintln!("{} with {size} objects…", operator.label);
-            let run = measure::run(operator, size, &work)?;
+            let cidr = service_cidr.as_deref().unwrap_or(measure::SERVICE_CIDR);
+            let run = measure::run(operator, size, cidr, &work)?;
             eprintln!(
                 "  statuses after {:?}, peak RSS {:.1} MiB, control plane {:.1} s CPU",
                 run.statuses, run.rss_peak, run.control_plane_cpu.0
@@ -136,10 +148,16 @@ fn bench() -> anyhow::Result<()> {
     } else {
         machine()
     };
+    let machine = match &service_cidr {
+        Some(cidr) => format!("{machine}, Service range {cidr}"),
+        None => machine,
+    };
     let tables = report::tables(&runs, &machine);
     println!("{tables}");
-    report::write_docs(root, section, &tables, &report::chart(&runs))?;
-    eprintln!("written into docs/performance.md");
+    if service_cidr.is_none() {
+        report::write_docs(root, section, &tables, &report::chart(&runs))?;
+        eprintln!("written into docs/performance.md");
+    }
     Ok(())
 }
 

@@ -24,6 +24,8 @@ const NAMESPACE: &str = "bench";
 const ACCOUNT: &str = "operator";
 /// How long after converging the costs are watched again: resyncs, late events, settling.
 pub const AFTER: Duration = Duration::from_secs(60);
+/// The control planes' Service range: kubeadm's default, room for thousands of Services.
+pub const SERVICE_CIDR: &str = "10.96.0.0/12";
 /// A run that has not converged by then is reported as such.
 const CONVERGE_TIMEOUT: Duration = Duration::from_secs(900);
 
@@ -31,6 +33,8 @@ const CONVERGE_TIMEOUT: Duration = Duration::from_secs(900);
 pub struct Run {
     pub operator: String,
     pub objects: usize,
+    /// From the first create until `kubectl create` had created every object.
+    pub created: Option<Duration>,
     /// From the first create until every object's Deployment existed.
     pub workloads: Option<Duration>,
     /// From the first create until every object had a status condition.
@@ -52,7 +56,12 @@ pub struct Run {
     pub errors: usize,
 }
 
-pub fn run(operator: &Operator, objects: usize, work: &Path) -> anyhow::Result<Run> {
+pub fn run(
+    operator: &Operator,
+    objects: usize,
+    service_cidr: &str,
+    work: &Path,
+) -> anyhow::Result<Run> {
     let policy = work.join("audit-policy.yaml");
     // Every request of the operator's service account, nothing of anyone else's, so that
     // auditing costs both operators alike (the policy `opgen dev` uses).
@@ -66,8 +75,7 @@ pub fn run(operator: &Operator, objects: usize, work: &Path) -> anyhow::Result<R
     ));
     let _ = std::fs::remove_file(&audit_log);
     let cluster = ControlPlane::start_with(Options {
-        // Room for thousands of Services.
-        service_cluster_ip_range: "10.96.0.0/12".to_owned(),
+        service_cluster_ip_range: service_cidr.to_owned(),
         api_server_args: vec![
             format!("--audit-policy-file={}", policy.display()),
             format!("--audit-log-path={}", audit_log.display()),
@@ -124,10 +132,14 @@ pub fn run(operator: &Operator, objects: usize, work: &Path) -> anyhow::Result<R
     let cpu_start = (cpu(&[pid])?, cpu(&control_plane)?);
     let started = Instant::now();
     let mut create = create_all(admin, &manifest)?;
+    let mut created = None;
     let mut workloads = None;
     let mut statuses = None;
     while statuses.is_none() && started.elapsed() < CONVERGE_TIMEOUT {
         process.check_running()?;
+        if created.is_none() && create.try_wait()?.is_some() {
+            created = Some(started.elapsed());
+        }
         if workloads.is_none() {
             if count(admin, "/apis/apps/v1/namespaces/bench/deployments")? == objects {
                 workloads = Some(started.elapsed());
@@ -140,9 +152,9 @@ pub fn run(operator: &Operator, objects: usize, work: &Path) -> anyhow::Result<R
             std::thread::sleep(Duration::from_secs(1));
         }
     }
-    let created = create.wait()?;
-    if !created.success() {
-        bail!("kubectl create of the objects failed ({created})");
+    let exit = create.wait()?;
+    if !exit.success() {
+        bail!("kubectl create of the objects failed ({exit})");
     }
     let cpu_converged = (cpu(&[pid])?, cpu(&control_plane)?);
     std::thread::sleep(AFTER);
@@ -164,6 +176,7 @@ pub fn run(operator: &Operator, objects: usize, work: &Path) -> anyhow::Result<R
     Ok(Run {
         operator: operator.label.clone(),
         objects,
+        created,
         workloads,
         statuses,
         operator_cpu: (cpu_converged.0 - cpu_start.0, cpu_after.0 - cpu_converged.0),

@@ -9,7 +9,7 @@
 
 use ::std::fmt::Debug;
 
-use ::futures::Stream;
+use ::futures::{FutureExt as _, Stream};
 use ::kube::Resource;
 use ::kube::runtime::reflector::{ObjectRef, Store, store::Writer};
 use ::kube::runtime::{WatchStreamExt as _, watcher};
@@ -44,9 +44,26 @@ pub fn cached_watch<K>(
 where
     K: Resource<DynamicType = ()> + Clone + Debug + DeserializeOwned + Send + Sync + 'static,
 {
+    cached_watch_shrunk(api, config, writer, |_| {})
+}
+
+/// [`cached_watch`], each object also shrunk by `shrink` before it is kept (see
+/// [`crate::compact`]).
+pub fn cached_watch_shrunk<K>(
+    api: Api<K>,
+    config: watcher::Config,
+    writer: Writer<K>,
+    shrink: fn(&mut K),
+) -> impl Stream<Item = Result<watcher::Event<K>, watcher::Error>> + Send + 'static
+where
+    K: Resource<DynamicType = ()> + Clone + Debug + DeserializeOwned + Send + Sync + 'static,
+{
     watcher(api, config)
         .default_backoff()
-        .modify(trimmed)
+        .modify(move |obj| {
+            trimmed(obj);
+            shrink(obj);
+        })
         .reflect(writer)
 }
 
@@ -58,6 +75,19 @@ where
     store
         .get(&ObjectRef::from_obj(desired))
         .map(|found| found.as_ref().clone())
+}
+
+/// Whether the watch filling `store` has listed every object once: from then on, an object
+/// the store lacks is one the API server lacks too (or one written since, which the watch
+/// shows within moments).
+pub fn is_synced<K>(store: &Store<K>) -> bool
+where
+    K: Resource<DynamicType = ()> + Clone + 'static,
+{
+    store
+        .wait_until_ready()
+        .now_or_never()
+        .is_some_and(|ready| ready.is_ok())
 }
 
 /// `desired` with its fingerprint annotation: a hash of the object as it is without one.

@@ -9,7 +9,7 @@ use ::serde::Serialize;
 use ::serde::de::DeserializeOwned;
 use ::tokio_util::sync::CancellationToken;
 
-use crate::{Error, events::Events, metrics::Metrics};
+use crate::{Error, events::Events, metrics::Metrics, recent_applies::RecentApplies};
 
 /// The manager's name until one is set: what the runtime's own tests, and a project's unit
 /// tests, run under.
@@ -59,6 +59,8 @@ pub struct Context {
     pub shutdown: CancellationToken,
     /// How many objects each controller reconciles at once, at most.
     pub concurrency: u16,
+    /// What the controllers applied lately that their watches may not show yet.
+    pub recent_applies: Arc<RecentApplies>,
 }
 
 /// How many objects a controller reconciles at once unless `--max-concurrent-reconciles`
@@ -77,6 +79,7 @@ impl Context {
             watch_namespace,
             shutdown: CancellationToken::new(),
             concurrency: DEFAULT_CONCURRENCY,
+            recent_applies: Arc::default(),
         }
     }
 

@@ -42,6 +42,7 @@
 pub mod apply;
 pub mod autoscaling;
 pub mod cache;
+pub mod compact;
 pub mod context;
 pub mod cronjob;
 pub mod disruption;
@@ -58,6 +59,7 @@ pub mod metrics_auth;
 pub mod operand;
 #[cfg(feature = "otel")]
 pub mod otel;
+pub mod recent_applies;
 pub mod reconcile;
 pub mod reference;
 pub mod server;

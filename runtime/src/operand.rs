@@ -15,6 +15,7 @@ use ::serde::Serialize;
 
 use crate::apply::made_for;
 use crate::autoscaling::Autoscaling;
+use crate::compact::packed;
 use crate::reconcile::{Reconcile, Setup, controller, controller_name};
 use crate::status::Conditions;
 use crate::workload::Workload;
@@ -147,7 +148,11 @@ where
         };
         ctx.metrics
             .count_replicas(&controller_name::<K>(), self.workloads.clone());
-        let mut setup = controller(ctx, self).owns_cached::<W>(made.clone(), writers.workloads);
+        let mut setup = controller(ctx, self).owns_cached_shrunk::<W>(
+            made.clone(),
+            writers.workloads,
+            packed::<W>,
+        );
         if has_service {
             setup = setup.owns_cached::<Service>(made.clone(), writers.services);
         }

@@ -18,7 +18,7 @@ use ::kube::{Api, Resource};
 use ::serde::de::DeserializeOwned;
 use ::tracing::{Instrument as _, Span, debug, info, info_span, warn};
 
-use crate::cache::cached_watch;
+use crate::cache::{cached_watch, cached_watch_shrunk};
 pub use crate::error::Error;
 use crate::{Context, context::ApiObject};
 
@@ -103,12 +103,27 @@ impl<R: Reconcile> Setup<R> {
     /// Like [`Setup::owns`], and also keeps the watched objects, trimmed, in `writer`'s store:
     /// what a reconciler compares its desired objects with instead of reading them.
     #[must_use]
-    pub fn owns_cached<C>(mut self, config: watcher::Config, writer: Writer<C>) -> Self
+    pub fn owns_cached<C>(self, config: watcher::Config, writer: Writer<C>) -> Self
+    where
+        C: ApiObject,
+    {
+        self.owns_cached_shrunk(config, writer, |_| {})
+    }
+
+    /// Like [`Setup::owns_cached`], each copy also shrunk by `shrink` (see
+    /// [`crate::compact`]).
+    #[must_use]
+    pub fn owns_cached_shrunk<C>(
+        mut self,
+        config: watcher::Config,
+        writer: Writer<C>,
+        shrink: fn(&mut C),
+    ) -> Self
     where
         C: ApiObject,
     {
         let add: AddWatch<R::Object> = Box::new(move |controller, ctx| {
-            let watch = cached_watch(ctx.watched::<C>(), config, writer);
+            let watch = cached_watch_shrunk(ctx.watched::<C>(), config, writer, shrink);
             controller.owns_stream(watch.touched_objects())
         });
         self.watches.push(add);

@@ -36,6 +36,9 @@ pub fn init(format: LogFormat, service: &str) -> ::anyhow::Result<()> {
     let subscriber = ::tracing_subscriber::registry().with(filter).with(logs);
     #[cfg(feature = "otel")]
     let subscriber = subscriber.with(crate::otel::layer(service)?);
+    // Without the feature there are no traces to name.
+    #[cfg(not(feature = "otel"))]
+    let _ = service;
     subscriber
         .try_init()
         .map_err(|err| ::anyhow::anyhow!(err).context("cannot install the log subscriber"))

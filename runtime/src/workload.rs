@@ -25,8 +25,9 @@ use ::kube::runtime::reflector::Store;
 use ::serde::Serialize;
 
 use crate::apply::Applied;
-use crate::cache::{cached, fingerprinted, is_up_to_date};
-use crate::context::ApiObject;
+use crate::cache::{cached, fingerprinted, is_synced, is_up_to_date};
+use crate::compact::unpacked;
+use crate::context::{ApiObject, field_manager};
 use crate::reconcile::RESYNC_PERIOD;
 use crate::{Context, Error, status::Conditions};
 
@@ -55,6 +56,9 @@ pub trait Workload: ApiObject + Resource<Scope = NamespaceResourceScope> {
 
     /// The spec of its pods.
     fn pod_spec(&self) -> Option<&PodSpec>;
+
+    /// The template of its pods, for [`crate::compact`] to pack and unpack.
+    fn template_mut(&mut self) -> Option<&mut PodTemplateSpec>;
 
     /// The selector of its pods.
     fn selector(&self) -> Option<&LabelSelector>;
@@ -85,6 +89,11 @@ impl Workload for Deployment {
     fn pod_spec(&self) -> Option<&PodSpec> {
         let spec: Option<&DeploymentSpec> = Option::from(&self.spec);
         spec.and_then(|spec| spec.template.spec.as_ref())
+    }
+
+    fn template_mut(&mut self) -> Option<&mut PodTemplateSpec> {
+        let spec: Option<&mut DeploymentSpec> = Option::from(&mut self.spec);
+        spec.map(|spec| &mut spec.template)
     }
 
     fn selector(&self) -> Option<&LabelSelector> {
@@ -126,6 +135,11 @@ impl Workload for StatefulSet {
     fn pod_spec(&self) -> Option<&PodSpec> {
         let spec: Option<&StatefulSetSpec> = Option::from(&self.spec);
         spec.and_then(|spec| spec.template.spec.as_ref())
+    }
+
+    fn template_mut(&mut self) -> Option<&mut PodTemplateSpec> {
+        let spec: Option<&mut StatefulSetSpec> = Option::from(&mut self.spec);
+        spec.map(|spec| &mut spec.template)
     }
 
     fn selector(&self) -> Option<&LabelSelector> {
@@ -375,8 +389,10 @@ impl Context {
     /// each change that makes to the running application (see [`changes`]); returns the
     /// workload as stored, with the status it reports.
     ///
-    /// When the cache holds no up-to-date copy, the workload is read first: the cache may lag
-    /// behind this controller's last apply, and the events must say what changes now, once.
+    /// The workload is written without being read when the watch has listed everything and
+    /// nothing says the copy lags behind this manager's own last apply (see
+    /// [`crate::recent_applies`]); otherwise it is read first, so that the events say what
+    /// changes now, once.
     pub async fn apply_workload<K, W>(
         &self,
         owner: &K,
@@ -388,17 +404,41 @@ impl Context {
         K: Resource<DynamicType = ()>,
         W: Workload,
     {
-        let applied = match cached(cache, desired) {
-            Some(observed) if is_up_to_date(&observed, &fingerprinted(desired)) => {
+        let desired = fingerprinted(desired);
+        let applied = match cached(cache, &desired).map(unpacked) {
+            Some(observed) if is_up_to_date(&observed, &desired) => {
+                self.recent_applies.seen(&desired);
                 Applied::unchanged(observed)
             }
+            observed if is_synced(cache) && !self.recent_applies.awaits(&desired) => {
+                // Boxed, like the read and apply below: a workload is kilobytes, and the
+                // future holding several would crowd a test thread's stack in a debug build.
+                let stored = Box::pin(self.apply(&desired)).await?;
+                // A workload the watch does not select (someone removed this manager's labels,
+                // or made it) existed before if other managers wrote it. What it was is
+                // unknown: reporting no change beats reporting a creation.
+                let before = match observed {
+                    None if written_by_others(&stored) => Some(stored.clone()),
+                    observed => observed,
+                };
+                Applied {
+                    object: stored,
+                    before,
+                    written: true,
+                }
+            }
             _ => {
-                let observed = self.get_stored(desired).await?;
-                self.apply_unless_up_to_date(desired, observed).await?
+                let observed = Box::pin(self.get_stored(&desired)).await?;
+                let applied = Box::pin(self.apply_unless_up_to_date(&desired, observed)).await?;
+                if !applied.written {
+                    self.recent_applies.seen(&desired);
+                }
+                applied
             }
         };
         if applied.written {
-            for change in changes(applied.before.as_ref(), desired, container) {
+            self.recent_applies.record(&desired);
+            for change in changes(applied.before.as_ref(), &desired, container) {
                 self.events
                     .normal(owner, change.reason(), change.action(), change.note())
                     .await;
@@ -406,6 +446,17 @@ impl Context {
         }
         Ok(applied.object)
     }
+}
+
+/// Whether a field manager other than this one's wrote `stored` (as the API server returned
+/// it, with its managed fields).
+fn written_by_others<K: Resource>(stored: &K) -> bool {
+    stored
+        .meta()
+        .managed_fields
+        .iter()
+        .flatten()
+        .any(|entry| entry.manager.as_deref() != Some(field_manager()))
 }
 
 /// The pods of an operand, hardened to the "restricted" Pod Security Standard: non-root, no
@@ -520,6 +571,7 @@ impl RestrictedPods {
 mod tests {
     use ::http::StatusCode;
     use ::k8s_openapi::api::apps::v1::{DeploymentCondition, DeploymentStatus, StatefulSetStatus};
+    use ::k8s_openapi::apimachinery::pkg::apis::meta::v1::ManagedFieldsEntry;
     use ::k8s_openapi::jiff::Timestamp;
     use ::kube::ResourceExt as _;
     use ::serde_json::json;
@@ -1013,11 +1065,117 @@ mod tests {
         ::kube::runtime::reflector::store().0
     }
 
-    /// A cache holding `workload`, as its watch would.
+    /// A cache holding `workload`, as its watch would: packed (see [`crate::compact`]).
     fn cache_of(workload: &Deployment) -> Store<Deployment> {
         let (store, mut writer) = ::kube::runtime::reflector::store();
-        writer.apply_watcher_event(&::kube::runtime::watcher::Event::Apply(workload.clone()));
+        writer.apply_watcher_event(&::kube::runtime::watcher::Event::Apply(packed_copy(
+            workload,
+        )));
         store
+    }
+
+    fn packed_copy(workload: &Deployment) -> Deployment {
+        let mut copy = workload.clone();
+        crate::compact::packed(&mut copy);
+        copy
+    }
+
+    /// A cache whose watch has listed everything: `workloads` are all there is.
+    fn synced_cache_of(workloads: &[Deployment]) -> Store<Deployment> {
+        use ::kube::runtime::watcher::Event;
+        let (store, mut writer) = ::kube::runtime::reflector::store();
+        writer.apply_watcher_event(&Event::Init);
+        for workload in workloads {
+            writer.apply_watcher_event(&Event::InitApply(packed_copy(workload)));
+        }
+        writer.apply_watcher_event(&Event::InitDone);
+        store
+    }
+
+    #[tokio::test]
+    async fn a_synced_cache_that_lacks_the_workload_creates_it_without_a_read() {
+        let (ctx, mut server) = testing::context();
+        let owner = test_kinds::widget();
+        let desired = deployment(1, IMAGE);
+        let cache = synced_cache_of(&[]);
+
+        server
+            .run(
+                ctx.apply_workload(&owner, &desired, &cache, "app"),
+                async |server| {
+                    let request = server.expect_applied(&desired).await;
+                    request.reply(StatusCode::CREATED, &desired);
+                    server.expect_event(&owner, "Normal", "Created").await;
+                },
+            )
+            .await
+            .expect("the workload is created");
+        // The watch has not shown the apply yet: the next reconcile reads before writing, and
+        // finds nothing to do.
+        let applied = crate::cache::fingerprinted(&desired);
+        assert!(ctx.recent_applies.awaits(&applied));
+        server
+            .run(
+                ctx.apply_workload(&owner, &desired, &cache, "app"),
+                async |server| server.expect_get(&desired, Some(&applied)).await,
+            )
+            .await
+            .expect("nothing to apply");
+        assert!(ctx.recent_applies.is_empty(), "the read showed the apply");
+    }
+
+    #[tokio::test]
+    async fn a_changed_workload_is_written_without_a_read_and_reported_against_its_copy() {
+        let (ctx, mut server) = testing::context();
+        let owner = test_kinds::widget();
+        let running = reporting(
+            crate::cache::fingerprinted(&deployment(1, IMAGE)),
+            deployment_status(1, 1),
+        );
+        let desired = deployment(2, IMAGE);
+
+        server
+            .run(
+                ctx.apply_workload(&owner, &desired, &synced_cache_of(&[running]), "app"),
+                async |server| {
+                    let request = server.expect_applied(&desired).await;
+                    request.reply(StatusCode::OK, &desired);
+                    let event = server.expect_event(&owner, "Normal", "Scaled").await;
+                    assert_eq!(event["note"], "Scaled from 1 to 2 replicas");
+                },
+            )
+            .await
+            .expect("the workload is applied");
+    }
+
+    #[tokio::test]
+    async fn a_workload_the_watch_does_not_select_is_taken_over_without_a_created_event() {
+        let (ctx, mut server) = testing::context();
+        let owner = test_kinds::widget();
+        let desired = deployment(1, IMAGE);
+        let mut stored = crate::cache::fingerprinted(&desired);
+        stored.metadata.managed_fields = Some(
+            ["kubectl-create", crate::context::field_manager()]
+                .map(|manager| ManagedFieldsEntry {
+                    manager: Some(manager.to_owned()),
+                    operation: Some("Apply".to_owned()),
+                    ..ManagedFieldsEntry::default()
+                })
+                .to_vec(),
+        );
+
+        // Any event would fail the scenario: the script ends after the apply.
+        let applied = server
+            .run(
+                ctx.apply_workload(&owner, &desired, &synced_cache_of(&[]), "app"),
+                async |server| {
+                    let request = server.expect_applied(&desired).await;
+                    request.reply(StatusCode::OK, &stored);
+                },
+            )
+            .await
+            .expect("the workload is applied");
+        assert_eq!(applied, stored);
     }
 
     #[tokio::test]

@@ -3,9 +3,13 @@
 # source with `go build`, fetching every module through the Go module proxy, into the directory
 # layout of the `setup-envtest` tool, and prints that directory on stdout:
 #
-#     export KUBEBUILDER_ASSETS=$(scripts/control-plane.sh)          # Kubernetes 1.33.13
+#     export KUBEBUILDER_ASSETS=$(scripts/control-plane.sh)          # Kubernetes 1.35.4
 #     export KUBEBUILDER_ASSETS=$(scripts/control-plane.sh 1.37)     # Kubernetes 1.37.2
 #     export KUBEBUILDER_ASSETS=$(scripts/control-plane.sh 1.36.3)   # any release the proxy has
+#     scripts/control-plane.sh --node 1.35   # also kube-scheduler, kubelet and kube-proxy
+#
+# `--node` adds what a node needs (scripts/cluster.sh runs them), built in the same `go build`
+# as the control plane so the packages they share compile once.
 #
 # A run whose binaries are already there only checks them (`--version`) and returns in
 # seconds. Progress goes to stderr. No container engine, cluster or binary download needed:
@@ -20,18 +24,19 @@ set -euo pipefail
 # The patch built for a minor version, pinned so that a machine builds once and then always
 # finds its cache (the newest patches the Go module proxy served when they were set): the oldest
 # and the newest Kubernetes opgen supports. Any other minor gets the newest patch the proxy lists.
-declare -A PINNED=([1.33]=1.33.13 [1.37]=1.37.2)
+declare -A PINNED=([1.35]=1.35.4 [1.37]=1.37.2)
 # Built when no version is given: the oldest Kubernetes opgen supports.
-readonly DEFAULT_VERSION=1.33
+readonly DEFAULT_VERSION=1.35
 
 usage() {
     cat >&2 <<'EOF'
-usage: scripts/control-plane.sh [VERSION]
+usage: scripts/control-plane.sh [--node] [VERSION]
 
-Builds etcd, kube-apiserver and kube-controller-manager for Kubernetes VERSION (default 1.33)
+Builds etcd, kube-apiserver and kube-controller-manager for Kubernetes VERSION (default 1.35)
 and prints the directory holding them, for KUBEBUILDER_ASSETS. VERSION is MAJOR.MINOR.PATCH,
-or MAJOR.MINOR: 1.33 is 1.33.13 and 1.37 is 1.37.2 (pinned), any other minor the newest patch
-the Go module proxy serves.
+or MAJOR.MINOR: 1.35 is 1.35.4 and 1.37 is 1.37.2 (pinned), any other minor the newest patch
+the Go module proxy serves. --node also builds kube-scheduler, kubelet and kube-proxy into the
+same directory (what scripts/cluster.sh needs).
 EOF
 }
 
@@ -41,10 +46,15 @@ die() {
     exit 1
 }
 
+binaries=(etcd kube-apiserver kube-controller-manager)
 case "${1:-}" in
 -h | --help)
     usage
     exit 0
+    ;;
+--node)
+    binaries+=(kube-scheduler kubelet kube-proxy)
+    shift
     ;;
 esac
 [[ $# -le 1 ]] || {
@@ -54,7 +64,7 @@ esac
 requested=${1:-$DEFAULT_VERSION}
 requested=${requested#v}
 [[ $requested =~ ^1\.[0-9]+(\.[0-9]+)?$ ]] ||
-    die "'$requested' is not a Kubernetes version: give MAJOR.MINOR (1.33) or MAJOR.MINOR.PATCH (1.33.13)"
+    die "'$requested' is not a Kubernetes version: give MAJOR.MINOR (1.35) or MAJOR.MINOR.PATCH (1.35.4)"
 
 command -v go >/dev/null 2>&1 ||
     die "the Go toolchain ('go') is not on PATH: install Go 1.24 or newer; the control plane is built from source"
@@ -104,7 +114,7 @@ binary_ok() {
 
 missing() {
     local binary
-    for binary in etcd kube-apiserver kube-controller-manager; do
+    for binary in "${binaries[@]}"; do
         binary_ok "$binary" || echo "$binary"
     done
 }

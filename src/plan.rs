@@ -16,6 +16,9 @@ pub enum Owner {
     Scaffolded,
     /// opgen's: rebuilt from `PROJECT` by every command; carries [`GENERATED_MARKER`].
     Generated,
+    /// opgen's as long as it carries this header (the Helm chart's templates carry
+    /// `generate helm`'s); once the header is removed, the user's, as a generated file is.
+    GeneratedWith(&'static str),
     /// An output of `generate manifests`, rewritten whenever the sources change.
     Manifest,
     /// A user's file to which a command adds lines, computed from its current text (the
@@ -25,6 +28,16 @@ pub enum Owner {
     /// `PROJECT`: the user's to edit and opgen's to rewrite, since every command reads it
     /// (and refuses an edit that breaks its rules) before it writes it back.
     Record,
+}
+
+impl Owner {
+    /// The header that makes a file opgen's to rewrite (see [`Owner::GeneratedWith`]).
+    pub fn marker(self) -> &'static str {
+        match self {
+            Owner::GeneratedWith(marker) => marker,
+            _ => GENERATED_MARKER,
+        }
+    }
 }
 
 /// A file a command wants to exist with the given contents.
@@ -102,9 +115,9 @@ pub enum PlanError {
     )]
     WouldOverwrite { path: String },
     #[error(
-        "{path} no longer carries opgen's `{GENERATED_MARKER}` header, so it looks edited by hand; opgen will not overwrite it\n\nRestore the header to let opgen regenerate it, or move your changes to a scaffolded file"
+        "{path} no longer carries opgen's `{marker}` header, so it looks edited by hand; opgen will not overwrite it\n\nRestore the header to let opgen regenerate it, or move your changes to a scaffolded file"
     )]
-    EditedGeneratedFile { path: String },
+    EditedGeneratedFile { path: String, marker: &'static str },
     #[error(
         "internal error: the plan writes {path} twice{}; nothing was written (a bug in opgen, please report it with the command you ran)",
         if .other == .path { String::new() } else { format!(" (also as {other})") }
@@ -206,12 +219,17 @@ fn decide(
     }
     match (file.owner, on_conflict) {
         (Owner::Manifest | Owner::Record | Owner::Amended, _) => Ok(Action::Update),
-        (Owner::Generated, OnConflict::Overwrite) => Ok(Action::Update),
-        (Owner::Generated, _) if old.contains(GENERATED_MARKER) => Ok(Action::Update),
-        (Owner::Generated, OnConflict::Keep) => Ok(Action::Keep),
-        (Owner::Generated, OnConflict::Refuse) => Err(PlanError::EditedGeneratedFile {
-            path: file.path.clone(),
-        }),
+        (Owner::Generated | Owner::GeneratedWith(_), OnConflict::Overwrite) => Ok(Action::Update),
+        (Owner::Generated | Owner::GeneratedWith(_), _) if old.contains(file.owner.marker()) => {
+            Ok(Action::Update)
+        }
+        (Owner::Generated | Owner::GeneratedWith(_), OnConflict::Keep) => Ok(Action::Keep),
+        (Owner::Generated | Owner::GeneratedWith(_), OnConflict::Refuse) => {
+            Err(PlanError::EditedGeneratedFile {
+                path: file.path.clone(),
+                marker: file.owner.marker(),
+            })
+        }
         (Owner::Scaffolded, OnConflict::Overwrite) => Ok(Action::Update),
         (Owner::Scaffolded, OnConflict::Keep) => Ok(Action::Keep),
         (Owner::Scaffolded, OnConflict::Refuse) => Err(PlanError::WouldOverwrite {

@@ -93,7 +93,11 @@ pub fn format(
 fn needs_formatting(file: &PlannedFile) -> bool {
     match file.owner {
         Owner::Scaffolded => true,
-        Owner::Generated | Owner::Manifest | Owner::Record | Owner::Amended => false,
+        Owner::Generated
+        | Owner::GeneratedWith(_)
+        | Owner::Manifest
+        | Owner::Record
+        | Owner::Amended => false,
     }
 }
 

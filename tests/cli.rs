@@ -83,6 +83,15 @@ fn init_refuses_bad_input_and_writes_nothing() {
             &["invalid project name `Bad_Name`", "--project-name"],
         ),
         (
+            "init demo --domain example.com --project-name abcdefghijklmnopqrstuvwxyzabc",
+            1,
+            &[
+                "invalid project name `abcdefghijklmnopqrstuvwxyzabc`: it is 29 characters long; keep it to 28",
+                "`abcdefghijklmnopqrstuvwxyzabc-controller-manager-metrics-service`, the longest Service name `make deploy` gives",
+                "--project-name",
+            ],
+        ),
+        (
             "init demo --domain example.com --kubernetes-version 1.32",
             1,
             &["supports 1.33 to 1.37"],
@@ -1329,6 +1338,62 @@ fn one_command_at_a_time_per_project() {
     );
     signal_and_wait(running, "INT");
     project.create_api("--group db --version v1 --kind Other");
+}
+
+/// With the longest name `init` accepts, every object `make deploy` installs (webhooks, the
+/// Prometheus Operator's objects and cert-manager's included) has a name Kubernetes accepts:
+/// at most 63 characters for a Service or a Namespace, 253 for the others.
+#[test]
+fn every_name_make_deploy_gives_fits_with_the_longest_project_name() {
+    let name = "a-rather-long-operator-name1";
+    assert_eq!(name.len(), 28);
+    let project = Project::init(name, "");
+    project.create_api("--group db --version v1 --kind MySQLCluster --image mysql:8 --port 3306");
+    project
+        .opgen()
+        .args(
+            "create webhook --group db --version v1 --kind MySQLCluster --defaulting --validation"
+                .split_whitespace(),
+        )
+        .assert()
+        .success();
+    project.generate_manifests_without_building();
+    let kustomization = project
+        .read("config/default/kustomization.yaml")
+        .replace("#- ../prometheus", "- ../prometheus")
+        .replace("#components:", "components:")
+        .replace("#- ../certmanager", "- ../certmanager");
+    project.write("config/default/kustomization.yaml", &kustomization);
+    let objects = rendered_objects(&project, "config/default");
+    for kind in [
+        "Service",
+        "ServiceMonitor",
+        "Certificate",
+        "ValidatingWebhookConfiguration",
+    ] {
+        assert!(
+            objects.iter().any(|(k, _, _)| k == kind),
+            "{kind} in {objects:?}"
+        );
+    }
+    for (kind, _, object) in &objects {
+        let limit = if matches!(kind.as_str(), "Service" | "Namespace") {
+            63
+        } else {
+            253
+        };
+        assert!(
+            object.len() <= limit,
+            "{kind} {object} is over {limit} characters"
+        );
+    }
+    let metrics = format!("{name}-controller-manager-metrics-service");
+    assert_eq!(metrics.len(), 63);
+    assert!(
+        objects
+            .iter()
+            .any(|(kind, _, object)| kind == "Service" && *object == metrics)
+    );
 }
 
 #[test]

@@ -98,8 +98,8 @@ fn init_writes_rustfmt_clean_code_for_short_names() {
 
 #[test]
 fn init_writes_rustfmt_clean_code_for_long_names() {
-    let name = "a-rather-long-operator-name-of-forty-chr";
-    assert_eq!(name.len(), 40, "the longest project name opgen accepts");
+    let name = "a-long-operator-name-of-28ch";
+    assert_eq!(name.len(), 28, "the longest project name init accepts");
     let domain = "platform.engineering.infrastructure.example.corp";
     assert_init_clean(&Project::init_args(
         name,
@@ -113,7 +113,7 @@ fn init_writes_rustfmt_clean_code_for_long_names() {
 fn generated_files_are_rustfmt_clean_with_kinds_present() {
     let long_kind = format!("A{}", "b".repeat(58));
     let long_group = "g".repeat(63);
-    let project = Project::init_args("a-rather-long-operator-name-of-forty-chr", &[]);
+    let project = Project::init_args("a-long-operator-name-of-28ch", &[]);
     for args in [
         "--group a --version v1 --kind A".to_owned(),
         "--group a --version v1alpha1 --kind A".to_owned(),

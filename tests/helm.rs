@@ -116,7 +116,7 @@ fn the_chart_carries_the_alerts_with_the_service_monitor() {
     let project = namespaced();
     generate(&project, "");
     let text = project.read(&format!("{CHART}/templates/prometheus.yaml"));
-    let condition = "{{- if and .Values.metrics.enabled .Values.metrics.serviceMonitor.enabled }}";
+    let condition = "{{- if and $values.metrics.enabled $values.metrics.serviceMonitor.enabled }}";
     let rule = text
         .split("\n---\n")
         .find(|part| part.contains("kind: PrometheusRule"))
@@ -190,7 +190,7 @@ fn the_users_chart_and_values_are_kept_and_new_keys_reported() {
         .read("dist/chart/Chart.yaml")
         .replace("version: 0.1.0", "version: 2.0.0");
     project.write("dist/chart/Chart.yaml", &chart);
-    // A user's values.yaml from before `crds` and `metrics.serviceMonitor` existed.
+    // A user's values.yaml from before `crds`, `custom` and `metrics.serviceMonitor` existed.
     let values = project.read("dist/chart/values.yaml");
     let (kept, _) = values.split_once("\ncrds:").unwrap();
     let kept = kept
@@ -199,7 +199,7 @@ fn the_users_chart_and_values_are_kept_and_new_keys_reported() {
     project.write("dist/chart/values.yaml", &kept);
     let stderr = generate(&project, "");
     assert!(
-        stderr.contains("this opgen's chart has values it lacks, which take their defaults: crds, metrics.serviceMonitor"),
+        stderr.contains("this opgen's chart has values it lacks, which take their defaults: crds, custom, metrics.serviceMonitor"),
         "{stderr}"
     );
     assert_eq!(project.read("dist/chart/values.yaml"), kept);
@@ -407,6 +407,345 @@ fn values_that_break_the_schema_are_refused_naming_the_key() {
         assert!(!output.status.success(), "--set {set} was accepted");
         assert!(stderr.contains(needle), "--set {set}:\n{stderr}");
     }
+}
+
+/// The dotted paths of every value of `values` that may be missing: each top-level value, and
+/// each key of the chart's own maps (those whose keys the schema closes), at any depth.
+fn value_paths(values: &Value, schema: &Value, path: &str, paths: &mut Vec<String>) {
+    let Some(map) = values.as_object() else {
+        return;
+    };
+    for (key, value) in map {
+        let key_path = if path.is_empty() {
+            key.clone()
+        } else {
+            format!("{path}.{key}")
+        };
+        paths.push(key_path.clone());
+        let inner = &schema["properties"][key];
+        if inner["additionalProperties"] == false {
+            value_paths(value, inner, &key_path, paths);
+        }
+    }
+}
+
+fn without(values: &Value, path: &str) -> Value {
+    let mut values = values.clone();
+    let (parent, key) = path.rsplit_once('.').unwrap_or(("", path));
+    let pointer = if parent.is_empty() {
+        String::new()
+    } else {
+        format!("/{}", parent.replace('.', "/"))
+    };
+    values
+        .pointer_mut(&pointer)
+        .and_then(Value::as_object_mut)
+        .unwrap()
+        .remove(key)
+        .unwrap();
+    values
+}
+
+/// A values.yaml that lacks a value (one kept from an older opgen, or one the user deleted)
+/// renders exactly as the default would: each value removed in turn, and all of them, give
+/// what the full values.yaml gives, and `helm lint --strict` (which fails on a missing key)
+/// passes with an empty one.
+#[test]
+fn a_value_missing_from_values_yaml_renders_as_its_default() {
+    let project = cluster_wide();
+    generate(&project, "");
+    let Some(helm) = helm::helm() else { return };
+    let values_file = format!("{CHART}/values.yaml");
+    let values: Value = serde_saphyr::from_str(&project.read(&values_file)).unwrap();
+    let schema: Value =
+        serde_json::from_str(&project.read(&format!("{CHART}/values.schema.json"))).unwrap();
+    let render = |values: &Value| {
+        project.write(&values_file, &serde_saphyr::to_string(values).unwrap());
+        let output = helm::run(
+            helm,
+            &project.root,
+            &[
+                "template",
+                "demo-operator",
+                CHART,
+                "--namespace",
+                "demo-operator-system",
+            ],
+        );
+        assert!(
+            output.status.success(),
+            "{}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+        String::from_utf8(output.stdout).unwrap()
+    };
+    let full = render(&values);
+    assert!(full.contains("helm.sh/resource-policy: keep"), "{full}");
+    assert!(full.contains("- --leader-elect"), "{full}");
+    let mut paths = Vec::new();
+    value_paths(&values, &schema, "", &mut paths);
+    for expected in [
+        "crds",
+        "crds.keep",
+        "crds.install",
+        "leaderElection.enabled",
+        "networkPolicy",
+        "webhooks.certificate.mode",
+        "resources",
+    ] {
+        assert!(
+            paths.iter().any(|p| p == expected),
+            "{expected} in {paths:?}"
+        );
+    }
+    for path in &paths {
+        let rendered = render(&without(&values, path));
+        assert!(
+            rendered == full,
+            "without {path}, the chart renders otherwise than with its default:\n{}",
+            similar::TextDiff::from_lines(&full, &rendered).unified_diff()
+        );
+    }
+    assert_eq!(render(&serde_json::json!({})), full);
+    let lint = helm_ok(&project, &["lint", "--strict", CHART]).unwrap();
+    assert!(lint.contains("0 chart(s) failed"), "{lint}");
+}
+
+/// The reproduction: `keep: true` deleted from values.yaml, the chart regenerated, and
+/// the CRDs still kept on uninstall, as the note says.
+#[test]
+fn a_values_yaml_without_crds_keep_still_keeps_the_crds() {
+    let project = namespaced();
+    generate(&project, "");
+    let values = project.read("dist/chart/values.yaml");
+    project.write(
+        "dist/chart/values.yaml",
+        &values.replace("  keep: true\n", ""),
+    );
+    let stderr = generate(&project, "");
+    assert!(
+        stderr.contains("which take their defaults: crds.keep"),
+        "{stderr}"
+    );
+    let Some(rendered) = helm_ok(&project, &["template", "team-operator", CHART]) else {
+        return;
+    };
+    let crds = rendered.matches("kind: CustomResourceDefinition").count();
+    assert_eq!(crds, 1, "{rendered}");
+    assert_eq!(
+        rendered.matches("helm.sh/resource-policy: keep").count(),
+        crds,
+        "{rendered}"
+    );
+}
+
+/// The chart finds the webhook Service by the name the webhooks call, so a project whose name
+/// holds "webhook" gets the certificate of its webhook Service, not of its metrics Service.
+#[test]
+fn the_certificate_is_the_webhook_services_in_a_project_named_webhook() {
+    let project = Project::init("webhook-op", "");
+    project.create_api("--group db --version v1 --kind Backup");
+    project
+        .opgen()
+        .args(
+            "create webhook --group db --version v1 --kind Backup --defaulting".split_whitespace(),
+        )
+        .assert()
+        .success();
+    project.generate_manifests_without_building();
+    generate(&project, "");
+    let Some(rendered) = helm_ok(
+        &project,
+        &[
+            "template",
+            "webhook-op",
+            CHART,
+            "--namespace",
+            "ops",
+            "--set",
+            "webhooks.certificate.mode=cert-manager",
+        ],
+    ) else {
+        return;
+    };
+    let objects = objects(&rendered);
+    let certificate = &objects[&(
+        "Certificate".to_owned(),
+        "webhook-op-serving-cert".to_owned(),
+    )];
+    assert_eq!(
+        certificate["spec"]["dnsNames"],
+        serde_json::json!([
+            "webhook-op-webhook-service.ops.svc",
+            "webhook-op-webhook-service.ops.svc.cluster.local"
+        ])
+    );
+    let configuration = &objects[&(
+        "MutatingWebhookConfiguration".to_owned(),
+        "webhook-op-mutating-webhook-configuration".to_owned(),
+    )];
+    assert_eq!(
+        configuration["webhooks"][0]["clientConfig"]["service"]["name"],
+        "webhook-op-webhook-service"
+    );
+    assert!(objects.contains_key(&(
+        "Service".to_owned(),
+        "webhook-op-webhook-service".to_owned()
+    )));
+}
+
+/// Every name a release gets fits Kubernetes' limits (63 characters for a Service, 253 for
+/// the others), whatever the release's name: `production-europe-west` of `base-op` gives a
+/// fullname of 30 characters, which keeps its first 19 and a hash of the whole, so that a
+/// release whose name starts alike still gets names of its own.
+#[test]
+fn every_name_of_a_release_fits_whatever_the_release_name() {
+    let project = Project::init("base-op", "");
+    project.create_api("--group db --version v1 --kind Backup");
+    project
+        .opgen()
+        .args(
+            "create webhook --group db --version v1 --kind Backup --defaulting".split_whitespace(),
+        )
+        .assert()
+        .success();
+    project.generate_manifests_without_building();
+    generate(&project, "");
+    let Some(helm) = helm::helm() else { return };
+    let names = |release: &str| -> Vec<(String, String)> {
+        let output = helm::run(
+            helm,
+            &project.root,
+            &["template", release, CHART, "--namespace", "ops"],
+        );
+        assert!(output.status.success(), "{output:?}");
+        objects(&String::from_utf8(output.stdout).unwrap())
+            .into_keys()
+            .collect()
+    };
+    let production = names("production-europe-west");
+    for (kind, name) in &production {
+        let limit = if kind == "Service" { 63 } else { 253 };
+        assert!(
+            name.len() <= limit,
+            "{kind} {name} is over {limit} characters"
+        );
+    }
+    let metrics = production
+        .iter()
+        .find(|(kind, name)| {
+            kind == "Service" && name.ends_with("-controller-manager-metrics-service")
+        })
+        .map(|(_, name)| name.clone())
+        .unwrap();
+    let fullname = metrics
+        .strip_suffix("-controller-manager-metrics-service")
+        .unwrap();
+    // The first 19 characters of `production-europe-west-base-op`, and 8 of its SHA-256 (as
+    // docs/helm.md shows).
+    assert_eq!(fullname, "production-europe-w-6e055146", "{metrics}");
+    assert!(
+        production
+            .iter()
+            .filter(|(_, name)| !name.contains('.'))
+            .all(|(_, name)| name.starts_with(&format!("{fullname}-"))),
+        "every object is named after the same fullname: {production:?}"
+    );
+    let canary = names("production-europe-west-canary");
+    assert!(
+        production
+            .iter()
+            .filter(|(_, name)| !name.contains('.'))
+            .all(|object| !canary.contains(object)),
+        "two releases whose names start alike share a name: {production:?} {canary:?}"
+    );
+    // A release named after the project gets the names `make deploy` gives.
+    assert!(names("base-op").contains(&(
+        "Service".into(),
+        "base-op-controller-manager-metrics-service".into()
+    )));
+}
+
+/// A template whose header the user removed is theirs: `generate helm` keeps it, says so, and
+/// `--check` does not call it out of date.
+#[test]
+fn a_template_without_its_header_is_the_users_and_kept() {
+    let project = namespaced();
+    generate(&project, "");
+    let manager = "dist/chart/templates/manager.yaml";
+    let edited = project
+        .read(manager)
+        .replace(
+            "# Code generated by opgen generate helm. DO NOT EDIT.\n",
+            "# Ours now.\n",
+        )
+        .replace(
+            "terminationGracePeriodSeconds: 10",
+            "terminationGracePeriodSeconds: 30",
+        );
+    assert!(
+        edited.contains("terminationGracePeriodSeconds: 30"),
+        "{edited}"
+    );
+    project.write(manager, &edited);
+    let stderr = generate(&project, "");
+    assert!(
+        stderr.contains(&format!("{manager} lost its `Code generated by opgen generate helm. DO NOT EDIT.` header, so it is yours and was left as it is")),
+        "{stderr}"
+    );
+    assert_eq!(project.read(manager), edited);
+    let stderr = generate(&project, "--check");
+    assert!(stderr.contains("the Helm chart is up to date"), "{stderr}");
+    // A run that changes other templates skips it, as it skips Chart.yaml.
+    project.create_api("--group apps --version v1 --kind Restore");
+    project.generate_manifests_without_building();
+    let stderr = generate(&project, "");
+    assert!(stderr.contains(&format!("Skipping {manager}")), "{stderr}");
+    assert!(
+        stderr.contains("Updating dist/chart/templates/crd.yaml"),
+        "{stderr}"
+    );
+    assert_eq!(project.read(manager), edited);
+}
+
+/// The user's own templates read their values under `custom`, which the schema leaves open,
+/// while a misspelt value of the chart's is still refused.
+#[test]
+fn the_users_own_templates_have_their_values_under_custom() {
+    let project = namespaced();
+    generate(&project, "");
+    project.write(
+        "dist/chart/templates/backup.yaml",
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: backup\ndata:\n  bucket: {{ .Values.custom.backup.bucket | quote }}\n",
+    );
+    let values = project.read("dist/chart/values.yaml");
+    assert!(values.contains("\ncustom: {}\n"), "{values}");
+    project.write(
+        "dist/chart/values.yaml",
+        &values.replace(
+            "\ncustom: {}\n",
+            "\ncustom:\n  backup:\n    bucket: s3://backups\n",
+        ),
+    );
+    generate(&project, "");
+    let Some(lint) = helm_ok(&project, &["lint", "--strict", CHART]) else {
+        return;
+    };
+    assert!(lint.contains("0 chart(s) failed"), "{lint}");
+    let rendered = helm_ok(&project, &["template", "team-operator", CHART]).unwrap();
+    assert!(rendered.contains("bucket: \"s3://backups\""), "{rendered}");
+    let output = helm::run(
+        helm::helm().unwrap(),
+        &project.root,
+        &["template", "team-operator", CHART, "--set", "custm.x=1"],
+    );
+    assert!(!output.status.success());
+    assert!(
+        String::from_utf8_lossy(&output.stderr)
+            .contains("additional properties 'custm' not allowed"),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
 }
 
 /// Every binding the chart renders names a role it renders too, with metrics on and off.

@@ -10,7 +10,7 @@ use crate::{
     cli::HelmArgs,
     helm,
     interrupt::Interrupt,
-    plan::{OnConflict, Plan},
+    plan::{Action, OnConflict, Owner, Plan},
     project::Project,
     shell::Shell,
 };
@@ -51,8 +51,24 @@ fn generate(
             if stale.len() == 1 { "it" } else { "them" },
         );
     }
-    // Chart.yaml and values.yaml are the user's once written.
+    let headed: Vec<String> = chart
+        .files
+        .iter()
+        .filter(|file| matches!(file.owner, Owner::GeneratedWith(_)))
+        .map(|file| file.path.clone())
+        .collect();
+    // Chart.yaml and values.yaml are the user's once written, and so is a template whose
+    // header the user removed.
     let plan = Plan::new(root, chart.files, OnConflict::Keep)?;
+    for change in &plan.changes {
+        if change.action == Action::Keep && headed.contains(&change.path) {
+            shell.note(&format!(
+                "{} lost its `{}` header, so it is yours and was left as it is; put the header back to let opgen rewrite it",
+                change.path,
+                helm::HEADER
+            ));
+        }
+    }
     for note in &chart.notes {
         shell.note(note);
     }

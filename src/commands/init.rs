@@ -8,7 +8,7 @@ use crate::{
     cli::InitArgs,
     interrupt::Interrupt,
     lock::ProjectLock,
-    model::{Domain, KubernetesVersion, ProjectName},
+    model::{Domain, KubernetesVersion, NewProjectName},
     new_directory,
     plan::{OnConflict, Plan},
     project::{self, Project, Scope},
@@ -27,7 +27,7 @@ pub fn run(args: InitArgs, shell: &mut Shell) -> anyhow::Result<()> {
     crate::overrides::install(&dir)?;
 
     let prompter = Prompter::new(args.write.yes);
-    let project_name: ProjectName = prompter.value(
+    let project_name: NewProjectName = prompter.value(
         args.project_name,
         "--project-name",
         "Project name",
@@ -46,7 +46,7 @@ pub fn run(args: InitArgs, shell: &mut Shell) -> anyhow::Result<()> {
         Scope::Cluster
     };
     let project = Project::new(
-        project_name,
+        project_name.into(),
         domain,
         scope,
         kubernetes_version,

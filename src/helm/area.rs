@@ -45,9 +45,9 @@ impl Area {
     }
 }
 
-/// The area of `object` of a project whose names start with `prefix` (`demo-`), and when it
-/// is rendered.
-pub fn classify(object: &Object, prefix: &str) -> (Area, Condition) {
+/// The area of `object` of a project whose names start with `prefix` (`demo-`) and whose
+/// webhooks call the Service `webhook_service`, and when it is rendered.
+pub fn classify(object: &Object, prefix: &str, webhook_service: Option<&str>) -> (Area, Condition) {
     let suffix = object.name().strip_prefix(prefix).unwrap_or(object.name());
     let aggregated = object
         .0
@@ -69,7 +69,7 @@ pub fn classify(object: &Object, prefix: &str) -> (Area, Condition) {
         // The alerts go with the ServiceMonitor: both need the Prometheus Operator, and rules
         // about metrics nothing scrapes would only fire `Absent`.
         "ServiceMonitor" | "PrometheusRule" => (Area::Prometheus, Condition::ServiceMonitorEnabled),
-        "Service" if suffix.contains("webhook") => (Area::Webhook, Condition::Always),
+        "Service" if Some(object.name()) == webhook_service => (Area::Webhook, Condition::Always),
         "Service" if suffix.contains("metrics") => (Area::Metrics, Condition::MetricsEnabled),
         "Role" | "RoleBinding" if suffix.starts_with("webhook-certificate") => {
             (Area::Webhook, Condition::SelfManagedCertificate)
@@ -99,7 +99,13 @@ mod tests {
 
     #[test]
     fn sorts_objects_by_area() {
-        let of = |kind: &str, name: &str| classify(&object(kind, name, json!({})), "demo-");
+        let of = |kind: &str, name: &str| {
+            classify(
+                &object(kind, name, json!({})),
+                "demo-",
+                Some("demo-webhook-service"),
+            )
+        };
         assert_eq!(
             of("Service", "demo-webhook-service"),
             (Area::Webhook, Condition::Always)
@@ -130,13 +136,18 @@ mod tests {
             (Area::Rbac, Condition::Always)
         );
         assert_eq!(of("ConfigMap", "demo-settings").0, Area::Other);
+        assert_eq!(
+            of("Service", "demo-webhook-proxy").0,
+            Area::Other,
+            "only the Service the webhooks call is the webhook server's"
+        );
         let editor = object(
             "ClusterRole",
             "demo-db-mysqlcluster-editor-role",
             json!({"rbac.authorization.k8s.io/aggregate-to-edit": "true"}),
         );
         assert_eq!(
-            classify(&editor, "demo-"),
+            classify(&editor, "demo-", None),
             (Area::Rbac, Condition::RbacHelpers)
         );
     }

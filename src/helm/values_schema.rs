@@ -60,6 +60,8 @@ pub fn schema(shape: Shape) -> Value {
         })),
         "networkPolicy": closed(json!({"enabled": boolean})),
         "crds": closed(json!({"install": boolean, "keep": boolean})),
+        // The values of the user's own templates, whatever their shape.
+        "custom": object,
     });
     if shape.watch_namespace {
         properties["watchNamespace"] = string.clone();
@@ -72,6 +74,31 @@ pub fn schema(shape: Shape) -> Value {
     let mut schema = closed(properties);
     schema["$schema"] = json!("https://json-schema.org/draft-07/schema#");
     schema
+}
+
+/// The dotted paths of the chart's own maps (`metrics`, `metrics.serviceMonitor`): those whose
+/// keys the schema lists, and whose missing keys take their defaults one by one.
+pub fn own_maps(schema: &Value) -> Vec<String> {
+    let mut maps = Vec::new();
+    collect_own_maps(schema, "", &mut maps);
+    maps
+}
+
+fn collect_own_maps(schema: &Value, path: &str, maps: &mut Vec<String>) {
+    let Some(properties) = schema["properties"].as_object() else {
+        return;
+    };
+    for (key, inner) in properties {
+        if inner["additionalProperties"] == false {
+            let key_path = if path.is_empty() {
+                key.clone()
+            } else {
+                format!("{path}.{key}")
+            };
+            maps.push(key_path.clone());
+            collect_own_maps(inner, &key_path, maps);
+        }
+    }
 }
 
 /// The keys of `defaults` that `values` lacks, as dotted paths (`metrics.serviceMonitor`),
@@ -148,5 +175,17 @@ mod tests {
             json!(["self-managed", "cert-manager"])
         );
         assert_eq!(full["additionalProperties"], false);
+        let maps = own_maps(&full);
+        for map in [
+            "crds",
+            "metrics",
+            "metrics.serviceMonitor",
+            "webhooks.certificate",
+        ] {
+            assert!(maps.iter().any(|m| m == map), "{map} in {maps:?}");
+        }
+        for open in ["resources", "custom", "global", "podLabels"] {
+            assert!(!maps.iter().any(|m| m == open), "{open} in {maps:?}");
+        }
     }
 }

@@ -12,6 +12,17 @@ pub struct ProjectName(String);
 /// Crate names cargo itself refuses, beyond Rust keywords.
 const RESERVED_CRATE_NAMES: &[&str] = &["alloc", "core", "proc-macro", "std", "test"];
 
+/// The longest base name `config/` gives an object whose name is a DNS-1035 label (at most 63
+/// characters): the metrics Service, named `<project>-controller-manager-metrics-service`.
+pub const METRICS_SERVICE: &str = "controller-manager-metrics-service";
+/// The limit of a Service's name (a DNS-1035 label).
+pub const SERVICE_NAME_LIMIT: usize = 63;
+/// The longest name `init` gives a project: `<name>-` and the longest Service's base name fit
+/// the limit of a Service's name.
+pub const NEW_PROJECT_NAME_LIMIT: usize = SERVICE_NAME_LIMIT - 1 - METRICS_SERVICE.len();
+/// The longest name of a project an older opgen made (it allowed 40 characters), still read.
+const PROJECT_NAME_LIMIT: usize = 40;
+
 impl FromStr for ProjectName {
     type Err = InvalidValue;
 
@@ -32,15 +43,42 @@ impl FromStr for ProjectName {
                 "it is reserved by Rust or cargo; choose another with --project-name".into(),
             ));
         }
-        if value.len() > 40 {
-            // Kustomize prefixes object names with `<name>-`; a long prefix pushes names of
-            // roles and bindings past the 63-character limit of labels that hold them.
-            return Err(invalid(format!(
-                "it is {} characters long; keep it to 40 so the names of deployed objects stay valid",
-                value.len()
-            )));
+        if value.len() > PROJECT_NAME_LIMIT {
+            return Err(invalid(too_long(value)));
         }
         Ok(Self(value.to_owned()))
+    }
+}
+
+/// Why a project name is too long: kustomize prefixes every object's name with `<name>-`.
+fn too_long(value: &str) -> String {
+    format!(
+        "it is {} characters long; keep it to {NEW_PROJECT_NAME_LIMIT}, so that `{value}-{METRICS_SERVICE}`, the longest Service name `make deploy` gives, stays within the {SERVICE_NAME_LIMIT} characters Kubernetes allows; choose another with --project-name",
+        value.len()
+    )
+}
+
+/// The name of a project `init` makes: a [`ProjectName`] short enough that every object
+/// `make deploy` names after it is a valid name. A project an older opgen made with a longer
+/// name is still read (see [`ProjectName`]), but no new one gets one.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NewProjectName(ProjectName);
+
+impl FromStr for NewProjectName {
+    type Err = InvalidValue;
+
+    fn from_str(value: &str) -> Result<Self, Self::Err> {
+        let name: ProjectName = value.parse()?;
+        if value.len() > NEW_PROJECT_NAME_LIMIT {
+            return Err(InvalidValue::new("project name", value, too_long(value)));
+        }
+        Ok(Self(name))
+    }
+}
+
+impl From<NewProjectName> for ProjectName {
+    fn from(name: NewProjectName) -> Self {
+        name.0
     }
 }
 
@@ -115,7 +153,26 @@ mod tests {
                 .parse::<ProjectName>()
                 .unwrap_err()
                 .to_string()
-                .contains("40")
+                .contains("keep it to 28")
         );
+    }
+
+    #[test]
+    fn a_new_project_name_leaves_room_for_the_longest_service_name() {
+        let longest = "a".repeat(NEW_PROJECT_NAME_LIMIT);
+        let name: ProjectName = longest.parse::<NewProjectName>().unwrap().into();
+        assert_eq!(name.deployed_name(METRICS_SERVICE).len(), 63);
+        let err = format!("{longest}b")
+            .parse::<NewProjectName>()
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("it is 29 characters long; keep it to 28"),
+            "{err}"
+        );
+        assert!(err.contains("within the 63 characters"), "{err}");
+        assert!(err.contains("--project-name"), "{err}");
+        // A project an older opgen made with a longer name is still read.
+        assert!(format!("{longest}b").parse::<ProjectName>().is_ok());
     }
 }

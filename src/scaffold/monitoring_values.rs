@@ -65,7 +65,7 @@ impl MonitoringValues {
         Self {
             metric_prefix: name.crate_ident(),
             alert_prefix: heck::ToUpperCamelCase::to_upper_camel_case(name.as_str()),
-            job: format!("{name}-controller-manager-metrics-service"),
+            job: name.deployed_name(crate::model::METRICS_SERVICE),
             namespace: name.system_namespace(),
             runbooks: concat!(
                 env!("CARGO_PKG_REPOSITORY"),

@@ -1,7 +1,8 @@
 //! The Helm chart on a real control plane: `helm install` into a namespace, the manager run
 //! with the chart's ServiceAccount token and only the chart's RBAC (no kubelet runs its pod
 //! here), a second release beside the first, `helm upgrade` after a kind and a field were
-//! added, and `helm uninstall` keeping the CRDs or not as `crds.keep` says.
+//! added, and `helm uninstall` keeping the CRDs or not as `crds.keep` says (its default when
+//! values.yaml lacks it).
 //!
 //! One project and one build of its manager serve the whole scenario.
 
@@ -131,8 +132,17 @@ pub fn scenario(target_dir: &Path) {
     run(root, "opgen generate manifests", true);
     run(root, "cargo build --all-targets", true);
     run(root, "opgen generate helm", true);
+    // A values.yaml without `crds.keep`, as an older opgen's lacks a newer value: its default
+    // must hold, and keep the CRDs on uninstall below.
+    let values = project.read("dist/chart/values.yaml");
+    assert!(values.contains("  keep: true\n"), "{values}");
+    std::fs::write(
+        root.join("dist/chart/values.yaml"),
+        values.replace("  keep: true\n", ""),
+    )
+    .unwrap();
     let binary = manager_binary(&project, target_dir);
-    log("project built, chart generated");
+    log("project built, chart generated (its values.yaml without crds.keep)");
 
     let plane = ControlPlane::start(DEFAULT_KUBERNETES).unwrap_or_else(|err| panic!("{err:#}"));
     let cluster = Cluster {
@@ -245,7 +255,8 @@ pub fn scenario(target_dir: &Path) {
     );
     log("helm upgrade: the new CRD installed, the new field in the old one");
 
-    // crds.keep (the default) leaves the CRDs, and the custom resources, on uninstall.
+    // crds.keep, missing from values.yaml, takes its default: uninstall leaves the CRDs, and
+    // the custom resources.
     cluster.helm(&["uninstall", "other", "--namespace", "shop-b"]);
     cluster.helm(&["uninstall", "shop", "--namespace", "shop-a"]);
     assert!(cluster.crd_exists(CART_CRD) && cluster.crd_exists(ORDER_CRD));

@@ -91,19 +91,24 @@ pub fn starting_text(name: &str) -> anyhow::Result<String> {
 /// from `OPGEN_TEMPLATES`, replaced by the project's of the same name.
 pub fn find(root: &Path) -> anyhow::Result<Vec<Override>> {
     let mut found = Vec::new();
-    if let Some(team) = std::env::var_os(TEAM_VARIABLE).filter(|dir| !dir.is_empty()) {
-        let team = PathBuf::from(team);
-        if !team.is_dir() {
-            bail!(
-                "{TEAM_VARIABLE} names {}, which is not a directory\n\nPoint it at a directory of template overrides (laid out as `{PROJECT_DIR}`), or unset it",
-                team.display()
-            );
-        }
-        found = read_dir(&team, Path::new(""))?;
+    let team = std::env::var_os(TEAM_VARIABLE)
+        .filter(|dir| !dir.is_empty())
+        .map(PathBuf::from);
+    if let Some(team) = &team
+        && !team.is_dir()
+    {
+        bail!(
+            "{TEAM_VARIABLE} names {}, which is not a directory\n\nPoint it at a directory of template overrides (laid out as `{PROJECT_DIR}`), or unset it",
+            team.display()
+        );
+    }
+    let sources = Sources::new(root, team.as_deref());
+    if let Some(team) = &team {
+        found = read_dir(team, Path::new(""), &sources)?;
     }
     let own = root.join(PROJECT_DIR);
     if own.is_dir() {
-        for own in read_dir(&own, root)? {
+        for own in read_dir(&own, root, &sources)? {
             found.retain(|team: &Override| team.name != own.name);
             found.push(own);
         }
@@ -250,16 +255,70 @@ fn fingerprint(text: &str) -> String {
     format!("fnv1a64:{hash:016x}")
 }
 
-/// The overrides under `dir`, named relative to `base` in messages.
-fn read_dir(dir: &Path, base: &Path) -> anyhow::Result<Vec<Override>> {
+/// The directories an override may come from, through a symbolic link too: the project, and
+/// the team's directory. A link to a file elsewhere would make what opgen writes depend on
+/// the machine that ran it.
+struct Sources {
+    dirs: Vec<PathBuf>,
+}
+
+impl Sources {
+    fn new(root: &Path, team: Option<&Path>) -> Self {
+        let dirs = std::iter::once(root)
+            .chain(team)
+            .filter_map(|dir| std::fs::canonicalize(dir).ok())
+            .collect();
+        Self { dirs }
+    }
+
+    /// Refuses the override at `path` (shown as `file`) when it resolves outside them.
+    fn check(&self, path: &Path, file: &Path) -> anyhow::Result<()> {
+        let resolved = std::fs::canonicalize(path)
+            .with_context(|| format!("cannot resolve {}", file.display()))?;
+        if self.dirs.iter().any(|dir| resolved.starts_with(dir)) {
+            return Ok(());
+        }
+        bail!(
+            "{} is a symbolic link to {}, outside the project and the team's directory ({TEAM_VARIABLE}): opgen would render what that machine's file holds\n\nCopy the file into {PROJECT_DIR} (or the team's directory), or link to one inside them",
+            file.display(),
+            resolved.display()
+        )
+    }
+}
+
+/// Whether the walk skips `entry`, a file or directory under `dir`: a dotfile that is not a
+/// template (`.gitkeep`, `.DS_Store`, an editor's swap file), and a dot directory that holds
+/// no built-in template (`.git`, not `project/.github`).
+fn is_ignored(entry: &walkdir::DirEntry, dir: &Path) -> bool {
+    let name = entry.file_name().to_string_lossy();
+    if entry.depth() == 0 || !name.starts_with('.') {
+        return false;
+    }
+    if !entry.file_type().is_dir() {
+        return !name.ends_with(templates::SUFFIX);
+    }
+    let relative = entry.path().strip_prefix(dir).unwrap_or(entry.path());
+    let folder = format!("{}/", relative.to_string_lossy().replace('\\', "/"));
+    !templates::builtin_names().any(|name| name.starts_with(&folder))
+}
+
+/// The overrides under `dir`, named relative to `base` in messages; a symbolic link is
+/// followed when it resolves into one of `sources`, and refused otherwise.
+fn read_dir(dir: &Path, base: &Path, sources: &Sources) -> anyhow::Result<Vec<Override>> {
     let mut found = Vec::new();
-    for entry in walkdir::WalkDir::new(dir).sort_by_file_name() {
-        let entry = entry.with_context(|| format!("cannot read {}", dir.display()))?;
+    let walk = walkdir::WalkDir::new(dir)
+        .follow_links(true)
+        .sort_by_file_name()
+        .into_iter()
+        .filter_entry(|entry| !is_ignored(entry, dir));
+    for entry in walk {
+        let entry = entry.map_err(|err| unreadable(err, dir, base))?;
         if !entry.file_type().is_file() {
             continue;
         }
         let relative = entry.path().strip_prefix(dir).unwrap_or(entry.path());
         let file = entry.path().strip_prefix(base).unwrap_or(entry.path());
+        sources.check(entry.path(), file)?;
         let slashed = relative.to_string_lossy().replace('\\', "/");
         let Some(name) = slashed.strip_suffix(templates::SUFFIX) else {
             bail!(
@@ -280,6 +339,35 @@ fn read_dir(dir: &Path, base: &Path) -> anyhow::Result<Vec<Override>> {
         });
     }
     Ok(found)
+}
+
+/// What a walk of `dir` could not read: a link to nothing, a loop of links, or an I/O error.
+fn unreadable(err: walkdir::Error, dir: &Path, base: &Path) -> anyhow::Error {
+    let shown = |path: &Path| {
+        path.strip_prefix(base)
+            .unwrap_or(path)
+            .display()
+            .to_string()
+    };
+    match (err.path(), err.loop_ancestor()) {
+        (Some(path), Some(ancestor)) => anyhow::anyhow!(
+            "{} is a symbolic link to {}, which holds it: a loop\n\nPoint the link at a file, or remove it",
+            shown(path),
+            shown(ancestor)
+        ),
+        (Some(path), None)
+            if err.io_error().map(std::io::Error::kind) == Some(std::io::ErrorKind::NotFound) =>
+        {
+            let target = std::fs::read_link(path)
+                .map(|target| target.display().to_string())
+                .unwrap_or_default();
+            anyhow::anyhow!(
+                "{} is a symbolic link to {target}, which does not exist\n\nPoint it at a template override, or remove it",
+                shown(path)
+            )
+        }
+        _ => anyhow::Error::new(err).context(format!("cannot read {}", dir.display())),
+    }
 }
 
 /// Refuses an override of a template that does not exist or that opgen owns.

@@ -299,3 +299,122 @@ fn templates_show_refuses_what_cannot_be_overridden() {
         ],
     );
 }
+
+/// An override may be a symbolic link: followed when it resolves inside the project or the
+/// team's directory (a team links shared files), refused with the reason when it points
+/// elsewhere or at nothing. Dotfiles that are no template (`.gitkeep`) are ignored, and so
+/// are dot directories that hold none (`.git`).
+#[test]
+fn a_linked_override_is_used_inside_the_project_or_the_teams_directory_and_refused_elsewhere() {
+    use std::os::unix::fs::symlink;
+
+    // The team's Dockerfile is a link to a shared file in a dot directory of the team's.
+    let team = tempfile::tempdir().unwrap();
+    let shared = team.path().join(".shared/Dockerfile.tera");
+    std::fs::create_dir_all(shared.parent().unwrap()).unwrap();
+    std::fs::write(
+        &shared,
+        with_house_style(
+            &shown("project/Dockerfile"),
+            DOCKERFILE_LINE,
+            DOCKERFILE_HOUSE,
+        ),
+    )
+    .unwrap();
+    std::fs::create_dir_all(team.path().join("project")).unwrap();
+    symlink(
+        "../.shared/Dockerfile.tera",
+        team.path().join("project/Dockerfile.tera"),
+    )
+    .unwrap();
+    std::fs::write(team.path().join("project/.gitkeep"), "").unwrap();
+    std::fs::create_dir_all(team.path().join(".git/refs")).unwrap();
+    std::fs::write(team.path().join(".git/HEAD"), "ref: refs/heads/main\n").unwrap();
+    let temp = tempfile::tempdir().unwrap();
+    opgen(temp.path())
+        .args(["init", "styled", "--domain", "example.com"])
+        .env("OPGEN_TEMPLATES", team.path())
+        .assert()
+        .success();
+    let styled = Project {
+        root: temp.path().join("styled"),
+        temp,
+    };
+    assert!(styled.read("Dockerfile").contains(DOCKERFILE_HOUSE));
+
+    // The project's controller override links to a file of the project's; a `.gitkeep` keeps
+    // an empty folder in git.
+    styled.write(
+        "templates/controller.rs.tera",
+        &with_house_style(
+            &shown("resource/controller.rs"),
+            CONTROLLER_LINE,
+            CONTROLLER_HOUSE,
+        ),
+    );
+    styled.write(".opgen/templates/.gitkeep", "");
+    styled.write(".opgen/templates/project/.DS_Store", "");
+    std::fs::create_dir_all(styled.root.join(".opgen/templates/resource")).unwrap();
+    symlink(
+        "../../../templates/controller.rs.tera",
+        styled
+            .root
+            .join(".opgen/templates/resource/controller.rs.tera"),
+    )
+    .unwrap();
+    styled
+        .opgen()
+        .args("create api --group db --version v1 --kind Backup".split_whitespace())
+        .env("OPGEN_TEMPLATES", team.path())
+        .assert()
+        .success();
+    assert!(
+        styled
+            .read("src/controllers/db/backup.rs")
+            .contains(CONTROLLER_HOUSE)
+    );
+    styled
+        .opgen()
+        .args(["templates", "list"])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains(
+            "resource/controller.rs  overridden by .opgen/templates/resource/controller.rs.tera\n",
+        ));
+
+    // A link out of both, and a link to nothing, are refused with what they point at.
+    let elsewhere = tempfile::tempdir().unwrap();
+    let outside = elsewhere.path().join("Makefile.tera");
+    std::fs::write(&outside, shown("project/Makefile")).unwrap();
+    symlink(
+        &outside,
+        styled.root.join(".opgen/templates/project/Makefile.tera"),
+    )
+    .unwrap();
+    fails_unchanged(
+        &styled.root,
+        "create api --group db --version v1 --kind Restore",
+        1,
+        &[
+            &format!(
+                ".opgen/templates/project/Makefile.tera is a symbolic link to {}, outside the project and the team's directory (OPGEN_TEMPLATES)",
+                std::fs::canonicalize(&outside).unwrap().display()
+            ),
+            "Copy the file into .opgen/templates",
+        ],
+    );
+    std::fs::remove_file(styled.root.join(".opgen/templates/project/Makefile.tera")).unwrap();
+    symlink(
+        "missing.tera",
+        styled.root.join(".opgen/templates/project/Makefile.tera"),
+    )
+    .unwrap();
+    fails_unchanged(
+        &styled.root,
+        "create api --group db --version v1 --kind Restore",
+        1,
+        &[
+            ".opgen/templates/project/Makefile.tera is a symbolic link to missing.tera, which does not exist",
+        ],
+    );
+}

@@ -23,11 +23,12 @@ use std::{
     thread,
 };
 
-use anyhow::{Context as _, bail};
+use anyhow::Context as _;
 
 use crate::{
     interrupt::{self, Interrupt},
     plan::{Owner, PlannedFile},
+    templates::{self, Templates},
 };
 
 /// The names rustfmt looks for, in its order.
@@ -75,12 +76,15 @@ pub fn format(
     for (config, group) in &by_config {
         let mut command = Command::new("rustfmt");
         command
-            .current_dir(root)
+            // `init` formats a project whose directory does not exist yet.
+            .current_dir(root.ancestors().find(|dir| dir.is_dir()).unwrap_or(root))
             .args(["--edition", "2024", "--config-path"])
             .arg(config)
             .args(group);
-        if !run(command, interrupt)? {
-            return Ok(false);
+        match run(command, interrupt)? {
+            Run::Formatted => {}
+            Run::NotInstalled => return Ok(false),
+            Run::Rejected(stderr) => return Err(rejected(&stderr, &tree, &rust)),
         }
     }
     for (file, path) in rust.iter_mut().zip(&paths) {
@@ -101,8 +105,16 @@ fn needs_formatting(file: &PlannedFile) -> bool {
     }
 }
 
-/// Runs rustfmt; false when it is not installed.
-fn run(mut command: Command, interrupt: &Interrupt) -> anyhow::Result<bool> {
+/// How a run of rustfmt ended.
+enum Run {
+    Formatted,
+    NotInstalled,
+    /// It refused the code, and said why on stderr.
+    Rejected(String),
+}
+
+/// Runs rustfmt.
+fn run(mut command: Command, interrupt: &Interrupt) -> anyhow::Result<Run> {
     command
         .stdin(Stdio::null())
         .stdout(Stdio::null())
@@ -110,7 +122,7 @@ fn run(mut command: Command, interrupt: &Interrupt) -> anyhow::Result<bool> {
     interrupt::own_process_group(&mut command);
     let mut child = match command.spawn() {
         Ok(child) => child,
-        Err(err) if err.kind() == ErrorKind::NotFound => return Ok(false),
+        Err(err) if err.kind() == ErrorKind::NotFound => return Ok(Run::NotInstalled),
         Err(err) => return Err(err).context("cannot run rustfmt"),
     };
     let mut stderr = child.stderr.take().expect("stderr is piped");
@@ -122,9 +134,68 @@ fn run(mut command: Command, interrupt: &Interrupt) -> anyhow::Result<bool> {
     let status = interrupt.wait(&mut child)?.context("cannot run rustfmt")?;
     let stderr = reader.join().unwrap_or_default();
     if !status.success() {
-        bail!("rustfmt rejected generated code (a bug in opgen, please report it):\n{stderr}");
+        return Ok(Run::Rejected(stderr));
     }
-    Ok(true)
+    Ok(Run::Formatted)
+}
+
+/// Why rustfmt refused `files`, copied under `tree`: the override that rendered the first file
+/// it names, at the line of the override its message quotes, or else a bug of opgen's, with
+/// the file's path in the project.
+fn rejected(stderr: &str, tree: &Path, files: &[&mut PlannedFile]) -> anyhow::Error {
+    let stderr = stderr.replace(&format!("{}/", tree.display()), "");
+    let Some(diagnostic) = Diagnostic::first(&stderr) else {
+        return anyhow::anyhow!(
+            "rustfmt rejected the Rust files opgen rendered (a bug in opgen, please report it):\n{stderr}"
+        );
+    };
+    let path = diagnostic.path;
+    let place = files
+        .iter()
+        .find(|file| file.path == path)
+        .and_then(|file| Templates::get().override_place(&file.contents, &diagnostic.lines));
+    match place {
+        Some(place) => {
+            templates::invalid_output(&place, path, "Rust", diagnostic.line, diagnostic.problem)
+        }
+        None => anyhow::anyhow!(
+            "rustfmt rejected {path} as opgen rendered it (a bug in opgen, please report it):\n{stderr}"
+        ),
+    }
+}
+
+/// The first error rustc's parser (in rustfmt) reports: `error: problem`, then ` --> file:line:
+/// column`, then the lines it quotes (`12 | code`).
+struct Diagnostic<'a> {
+    problem: &'a str,
+    path: &'a str,
+    /// The line it points at.
+    line: usize,
+    /// The lines it quotes, in the file's order (an unclosed delimiter's line comes before
+    /// the end of the file it points at), then the line it points at.
+    lines: Vec<usize>,
+}
+
+impl<'a> Diagnostic<'a> {
+    fn first(stderr: &'a str) -> Option<Self> {
+        let mut lines = stderr.lines();
+        let problem = lines.find_map(|line| line.strip_prefix("error: "))?;
+        let (path, at) = lines
+            .next()?
+            .trim_start()
+            .strip_prefix("--> ")?
+            .split_once(':')?;
+        let line: usize = at.split(':').next()?.parse().ok()?;
+        let quoted = lines
+            .take_while(|line| !line.starts_with("error"))
+            .filter_map(|line| line.split_once(" |")?.0.trim().parse().ok());
+        Some(Self {
+            problem,
+            path,
+            line,
+            lines: quoted.chain(std::iter::once(line)).collect(),
+        })
+    }
 }
 
 /// The rustfmt configuration `cargo fmt` would apply to `file` (relative to `root`): the
@@ -234,10 +305,28 @@ mod tests {
     }
 
     #[test]
-    fn invalid_code_is_reported_as_a_bug() {
+    fn invalid_code_of_opgens_own_is_reported_as_a_bug_in_the_projects_file() {
         let root = tempfile::tempdir().unwrap();
-        let err = format_in(root.path(), &mut [file("src/lib.rs", "fn {")]).unwrap_err();
-        assert!(err.to_string().contains("a bug in opgen"), "{err}");
+        let err = format_in(root.path(), &mut [file("src/lib.rs", "fn {")])
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.starts_with("rustfmt rejected src/lib.rs as opgen rendered it (a bug in opgen"),
+            "{err}"
+        );
+        assert!(err.contains("--> src/lib.rs:1:"), "{err}");
+        assert!(!err.contains("/tree/"), "no scratch path: {err}");
+    }
+
+    #[test]
+    fn reads_the_first_error_and_the_lines_it_quotes() {
+        let stderr = "error: this file contains an unclosed delimiter\n --> src/main.rs:6:3\n  |\n3 | async fn main( -> u8 {\n  |              - unclosed delimiter\n...\n6 | }\n  |  ^\n\nerror: expected expression\n --> src/lib.rs:2:13\n";
+        let first = Diagnostic::first(stderr).unwrap();
+        assert_eq!(first.problem, "this file contains an unclosed delimiter");
+        assert_eq!(first.path, "src/main.rs");
+        assert_eq!(first.line, 6);
+        assert_eq!(first.lines, [3, 6, 6]);
+        assert!(Diagnostic::first("warning: nothing to see\n").is_none());
     }
 
     #[test]

@@ -4,7 +4,11 @@
 //! (see `scaffold::values`), so the templates hold no naming logic. A command that scaffolds
 //! may first install a project's template overrides (see `overrides`) for every later render.
 
-use std::{collections::BTreeMap, path::PathBuf, sync::OnceLock};
+use std::{
+    collections::BTreeMap,
+    path::PathBuf,
+    sync::{Mutex, OnceLock},
+};
 
 use anyhow::Context as _;
 use include_dir::{Dir, include_dir};
@@ -34,6 +38,19 @@ pub struct Templates {
     tera: tera::Tera,
     /// The file of each overridden template, by template name: errors in it point there.
     overridden: BTreeMap<String, PathBuf>,
+    /// The text of each override, by template name.
+    override_texts: BTreeMap<String, String>,
+    /// What each override rendered, and the template's name: a later check of a rendered file
+    /// (rustfmt, YAML) that fails points at the override rather than at opgen.
+    rendered: Mutex<Vec<(String, String)>>,
+}
+
+/// Where in an override the fault of a file it rendered lies.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OverridePlace {
+    pub file: PathBuf,
+    /// The override's line whose text is that of the faulty line, when exactly one is.
+    pub line: Option<usize>,
 }
 
 impl Templates {
@@ -54,6 +71,8 @@ impl Templates {
         Ok(Self {
             tera,
             overridden: BTreeMap::new(),
+            override_texts: BTreeMap::new(),
+            rendered: Mutex::new(Vec::new()),
         })
     }
 
@@ -65,6 +84,9 @@ impl Templates {
             templates
                 .overridden
                 .insert(found.name.clone(), found.file.clone());
+            templates
+                .override_texts
+                .insert(found.name.clone(), found.text.clone());
         }
         templates
             .tera
@@ -77,12 +99,55 @@ impl Templates {
     pub fn render(&self, name: &str, values: &impl Serialize) -> anyhow::Result<String> {
         let context = tera::Context::from_serialize(values)
             .with_context(|| format!("cannot prepare the values of template {name}"))?;
-        self.tera.render(name, &context).map_err(|err| {
+        let text = self.tera.render(name, &context).map_err(|err| {
             if self.overridden.is_empty() {
                 anyhow::anyhow!("cannot render template {name}: {err:?}")
             } else {
                 self.explain(err, "cannot be rendered")
             }
+        })?;
+        if self.overridden.contains_key(name) {
+            self.rendered
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                .push((text.clone(), name.to_owned()));
+        }
+        Ok(text)
+    }
+
+    /// Whether an override rendered `text`.
+    pub fn is_override_output(&self, text: &str) -> bool {
+        self.rendered
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .iter()
+            .any(|(rendered, _)| rendered == text)
+    }
+
+    /// The override that rendered `text`, and the place in it of the first of `lines` (of
+    /// `text`, counted from 1, in the order a checker named them) whose text is that of
+    /// exactly one line of the override, when an override rendered it.
+    pub fn override_place(&self, text: &str, lines: &[usize]) -> Option<OverridePlace> {
+        let rendered = self
+            .rendered
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let (_, name) = rendered.iter().find(|(rendered, _)| rendered == text)?;
+        let source = &self.override_texts[name];
+        let line = lines.iter().find_map(|&line| {
+            let faulty = text.lines().nth(line.checked_sub(1)?)?.trim();
+            let mut matches = source
+                .lines()
+                .enumerate()
+                .filter(|(_, source)| !faulty.is_empty() && source.trim() == faulty);
+            match (matches.next(), matches.next()) {
+                (Some((index, _)), None) => Some(index + 1),
+                _ => None,
+            }
+        });
+        Some(OverridePlace {
+            file: self.overridden[name].clone(),
+            line,
         })
     }
 
@@ -115,6 +180,24 @@ impl Templates {
         names.sort_unstable();
         names.into_iter()
     }
+}
+
+/// The error for `path`, which an override rendered (at `place`), and which is not valid
+/// `language`: `problem` is what the check said, at `line` of the rendered file.
+pub fn invalid_output(
+    place: &OverridePlace,
+    path: &str,
+    language: &str,
+    line: usize,
+    problem: &str,
+) -> anyhow::Error {
+    let at = match place.line {
+        Some(line) => format!("{}:{line}", place.file.display()),
+        None => place.file.display().to_string(),
+    };
+    anyhow::anyhow!(
+        "{at}: the template override renders {path}, which is not valid {language}: line {line}: {problem}\n\nFix the override (`opgen templates check` renders every override), or remove it to use the built-in template"
+    )
 }
 
 /// The built-in templates, parsed once per process.

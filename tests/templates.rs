@@ -418,3 +418,82 @@ fn a_linked_override_is_used_inside_the_project_or_the_teams_directory_and_refus
         ],
     );
 }
+
+/// An override that renders invalid Rust or YAML is refused before anything is written, naming
+/// the override and its line, not blaming opgen; `init` checks an override's Rust too.
+#[test]
+fn an_override_rendering_invalid_rust_or_yaml_is_refused_naming_it() {
+    let project = Project::init("demo", "");
+    let controller = ".opgen/templates/resource/controller.rs.tera";
+    let broken = shown("resource/controller.rs").replacen(
+        CONTROLLER_LINE,
+        &format!("fn house_style( {{\n{CONTROLLER_LINE}"),
+        1,
+    );
+    let line = broken
+        .lines()
+        .position(|line| line == "fn house_style( {")
+        .unwrap()
+        + 1;
+    project.write(controller, &broken);
+    let create = project
+        .opgen()
+        .args("create api --group db --version v1 --kind Backup".split_whitespace())
+        .assert()
+        .code(1);
+    let stderr = String::from_utf8_lossy(&create.get_output().stderr).into_owned();
+    assert!(!stderr.contains("a bug in opgen"), "{stderr}");
+    fails_unchanged(
+        &project.root,
+        "create api --group db --version v1 --kind Backup",
+        1,
+        &[
+            &format!(
+                "{controller}:{line}: the template override renders src/controllers/db/backup.rs, which is not valid Rust: line "
+            ),
+            "Fix the override",
+        ],
+    );
+    std::fs::remove_file(project.root.join(controller)).unwrap();
+
+    let sample = ".opgen/templates/resource/sample.yaml.tera";
+    let broken = shown("resource/sample.yaml").replace("  size: 1\n", "  size: [1\n");
+    project.write(sample, &broken);
+    let line = broken
+        .lines()
+        .position(|line| line == "  size: [1")
+        .unwrap()
+        + 1;
+    fails_unchanged(
+        &project.root,
+        "create api --group db --version v1 --kind Backup",
+        1,
+        // The override's first line, its header, renders as nothing.
+        &[&format!(
+            "{sample}:{line}: the template override renders config/samples/db_v1_backup.yaml, which is not valid YAML: line {}: unclosed bracket",
+            line - 1
+        )],
+    );
+    std::fs::remove_file(project.root.join(sample)).unwrap();
+
+    // A team's override of the manager's main.rs, which `init` would write as it rendered it.
+    let team = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(team.path().join("project/src")).unwrap();
+    std::fs::write(
+        team.path().join("project/src/main.rs.tera"),
+        shown("project/src/main.rs").replace("fn main()", "fn main("),
+    )
+    .unwrap();
+    let temp = tempfile::tempdir().unwrap();
+    let before = read_tree(temp.path());
+    opgen(temp.path())
+        .args(["init", "demo", "--domain", "example.com"])
+        .env("OPGEN_TEMPLATES", team.path())
+        .assert()
+        .code(1)
+        .stderr(predicate::str::contains(
+            "project/src/main.rs.tera:17: the template override renders src/main.rs, which is not valid Rust",
+        ))
+        .stderr(predicate::str::contains("a bug in opgen").not());
+    assert!(read_tree(temp.path()) == before, "init wrote nothing");
+}

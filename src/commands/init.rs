@@ -13,7 +13,7 @@ use crate::{
     plan::{OnConflict, Plan},
     project::{self, Project, Scope},
     prompt::Prompter,
-    scaffold,
+    rustfmt, scaffold,
     shell::Shell,
 };
 
@@ -24,7 +24,7 @@ pub fn run(args: InitArgs, shell: &mut Shell) -> anyhow::Result<()> {
         None => cwd,
     };
     check_dir(&dir, args.force)?;
-    crate::overrides::install(&dir)?;
+    let overrides = crate::overrides::install(&dir)?;
 
     let prompter = Prompter::new(args.write.yes);
     let project_name: NewProjectName = prompter.value(
@@ -57,12 +57,17 @@ pub fn run(args: InitArgs, shell: &mut Shell) -> anyhow::Result<()> {
     let mut files = scaffold::init_files(&project)?;
     files.extend(crate::manifests::initial_files(&project)?);
     files.extend(crate::bundle::base::initial_files(&project)?);
+    let interrupt = Interrupt::catch_signals()?;
+    // The built-in templates are rustfmt-clean as rendered (see `scaffold::init_files`); what
+    // an override renders goes through rustfmt, as in `create api`, which refuses invalid Rust.
+    if !overrides.is_empty() && !rustfmt::format(&mut files, &dir, &interrupt)? {
+        shell.note("rustfmt was not found: run `cargo fmt` once it is installed");
+    }
     let on_conflict = if args.force {
         OnConflict::Keep
     } else {
         OnConflict::Refuse
     };
-    let interrupt = Interrupt::catch_signals()?;
     if args.write.dry_run {
         let plan = Plan::new(&dir, files, on_conflict)?;
         return super::write(&plan, true, shell, &interrupt);

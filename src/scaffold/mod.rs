@@ -10,6 +10,7 @@ mod kustomization;
 pub mod monitoring;
 pub mod monitoring_values;
 mod operand_values;
+mod override_yaml;
 mod reference_values;
 pub mod retired_runtime;
 pub mod runtime_dependency;
@@ -44,6 +45,7 @@ pub fn init_files(project: &Project) -> anyhow::Result<Vec<PlannedFile>> {
         pending: &[],
     };
     files.extend(render_generated(project, &stored)?);
+    override_yaml::check(&files)?;
     Ok(files)
 }
 
@@ -233,6 +235,7 @@ fn with_generated(
 ) -> anyhow::Result<(Vec<PlannedFile>, bool)> {
     let stored = external_types::StoredCrds { root, pending };
     files.extend(render_generated(project, &stored)?);
+    override_yaml::check(&files)?;
     let formatted = rustfmt::format(&mut files, root, interrupt)?;
     Ok((files, formatted))
 }
@@ -314,6 +317,7 @@ pub fn scaffolded_files(
     for foreign in &project.foreign_kinds {
         files.push(render_foreign_controller(project, foreign)?);
     }
+    override_yaml::check(&files)?;
     let formatted = rustfmt::format(&mut files, root, interrupt)?;
     Ok((files, formatted))
 }

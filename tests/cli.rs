@@ -494,6 +494,17 @@ fn create_api_refuses_bad_operand_flags() {
         ),
         (api("--image nginx:"), 1, vec!["is not a valid tag"]),
         (
+            api(&format!(
+                "--image registry.example.com/{}:1.0",
+                "a".repeat(279)
+            )),
+            1,
+            vec![
+                "is 300 characters long, and the reference grammar allows at most 255",
+                "mysql:8.0",
+            ],
+        ),
+        (
             api("--image nginx --run-as-user 0"),
             2,
             vec![

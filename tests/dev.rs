@@ -91,6 +91,35 @@ fn a_missing_or_broken_binary_is_named() {
     );
 }
 
+/// `--assets` (or KUBEBUILDER_ASSETS) naming nothing, or a file, is said so, with how to get
+/// the binaries.
+#[test]
+fn an_assets_directory_that_does_not_exist_or_is_a_file_is_named() {
+    let project = Project::init("dev-cli", "");
+    dev_fails(
+        &project.root,
+        &["--assets", "/nonexistent"],
+        None,
+        &[
+            "error: --assets names /nonexistent, which does not exist",
+            "setup-envtest use -p path",
+        ],
+    );
+    let file = project.root.join("Cargo.toml");
+    dev_fails(
+        &project.root,
+        &[],
+        Some(&file),
+        &[
+            &format!(
+                "KUBEBUILDER_ASSETS names {}, which is a file, not a directory",
+                file.display()
+            ),
+            "setup-envtest use -p path",
+        ],
+    );
+}
+
 /// setup-envtest ships no kube-controller-manager: the session goes on without it, and says
 /// what that costs. (Here the fake etcd then exits, which ends the session with its log.)
 #[test]

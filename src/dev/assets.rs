@@ -23,6 +23,13 @@ pub enum AssetsError {
         "no control plane binaries: neither `--assets` nor KUBEBUILDER_ASSETS names a directory; {HOW_TO_GET}"
     )]
     NotGiven,
+    #[error("{source_name} names {dir}, which {problem}; {HOW_TO_GET}")]
+    NotADirectory {
+        /// `--assets` or `KUBEBUILDER_ASSETS`.
+        source_name: &'static str,
+        dir: String,
+        problem: &'static str,
+    },
     #[error("{binary} in {dir} {problem}; {HOW_TO_GET}")]
     Broken {
         binary: &'static str,
@@ -42,10 +49,23 @@ pub struct Assets {
 impl Assets {
     /// `flag` (`--assets`) or else `environment` (KUBEBUILDER_ASSETS), checked.
     pub fn find(flag: Option<PathBuf>, environment: Option<PathBuf>) -> Result<Self, AssetsError> {
-        let dir = flag
-            .or(environment)
-            .filter(|dir| !dir.as_os_str().is_empty())
+        let (source_name, dir) = flag
+            .map(|dir| ("--assets", dir))
+            .or(environment.map(|dir| ("KUBEBUILDER_ASSETS", dir)))
+            .filter(|(_, dir)| !dir.as_os_str().is_empty())
             .ok_or(AssetsError::NotGiven)?;
+        let problem = match std::fs::metadata(&dir) {
+            Ok(metadata) if metadata.is_dir() => None,
+            Ok(_) => Some("is a file, not a directory"),
+            Err(_) => Some("does not exist"),
+        };
+        if let Some(problem) = problem {
+            return Err(AssetsError::NotADirectory {
+                source_name,
+                dir: dir.display().to_string(),
+                problem,
+            });
+        }
         for binary in REQUIRED {
             check(&dir, binary)?;
         }
@@ -105,6 +125,28 @@ mod tests {
         let message = err.to_string();
         assert!(message.contains("KUBEBUILDER_ASSETS"), "{message}");
         assert!(message.contains("setup-envtest use -p path"), "{message}");
+    }
+
+    #[test]
+    fn a_directory_that_is_not_there_or_is_a_file_is_named_with_where_it_came_from() {
+        let err = Assets::find(Some("/nonexistent/assets".into()), None)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.starts_with("--assets names /nonexistent/assets, which does not exist; get etcd"),
+            "{err}"
+        );
+        let file = tempfile::NamedTempFile::new().unwrap();
+        let err = Assets::find(None, Some(file.path().to_owned()))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.starts_with(&format!(
+                "KUBEBUILDER_ASSETS names {}, which is a file, not a directory",
+                file.path().display()
+            )),
+            "{err}"
+        );
     }
 
     #[test]

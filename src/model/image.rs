@@ -95,6 +95,12 @@ fn check(value: &str) -> Result<(), String> {
             ));
         }
     }
+    let name = parts.registry.map_or(0, |registry| registry.len() + 1) + parts.path.len();
+    if name > NAME_LIMIT {
+        return Err(format!(
+            "its name (registry and repository, before the tag) is {name} characters long, and the reference grammar allows at most {NAME_LIMIT}"
+        ));
+    }
     for component in parts.path.split('/') {
         let valid = !component.is_empty()
             && component.starts_with(|c: char| c.is_ascii_lowercase() || c.is_ascii_digit())
@@ -111,6 +117,9 @@ fn check(value: &str) -> Result<(), String> {
     }
     Ok(())
 }
+
+/// The longest name (registry and repository path) the distribution reference grammar allows.
+const NAME_LIMIT: usize = 255;
 
 /// Registries that serve Docker Hub, where `mysql` is short for `library/mysql`.
 const DOCKER_HUB: [&str; 3] = ["docker.io", "index.docker.io", "registry-1.docker.io"];
@@ -182,6 +191,19 @@ mod tests {
             ("mysql:-8", "`-8` is not a valid tag"),
             ("org//app", "`` is not a valid repository name"),
             ("nginx@sha256:xyz", "is not a digest"),
+        ] {
+            let err = bad.parse::<ImageRef>().unwrap_err().to_string();
+            assert!(err.contains(why), "{bad}: {err}");
+        }
+        let longest = format!("registry.example.com/{}", "a".repeat(255 - 21));
+        assert_eq!(longest.len(), 255);
+        assert!(format!("{longest}:1.0").parse::<ImageRef>().is_ok());
+        for (bad, why) in [
+            (
+                format!("{longest}a:1.0"),
+                "is 256 characters long, and the reference grammar allows at most 255",
+            ),
+            ("a".repeat(300), "is 300 characters long"),
         ] {
             let err = bad.parse::<ImageRef>().unwrap_err().to_string();
             assert!(err.contains(why), "{bad}: {err}");

@@ -577,7 +577,9 @@ fn ctrl_c_during_a_real_first_build_restores_the_project() {
 
 /// Two checkouts of one project (a copy, as `cp -a`, a second clone or a git worktree make)
 /// building into one target directory: cargo takes either build of the api crate for the
-/// other's, yet each checkout's manifests come from its own types, both ways.
+/// other's, yet each checkout's manifests come from its own types, both ways, and the api
+/// crate's drift test (`api/tests/manifests.rs`) refuses a build of the other checkout's rather
+/// than check its types.
 #[test]
 fn two_checkouts_sharing_a_target_directory_get_their_own_crds() {
     let started = Instant::now();
@@ -610,6 +612,19 @@ fn two_checkouts_sharing_a_target_directory_get_their_own_crds() {
         "{crd} of the first"
     );
 
+    let drift_test = "cargo test -p twin-op-api --test manifests";
+    run(a, drift_test, true);
+    // The copy's files are older than the first checkout's build, which cargo runs as is.
+    let refused = run(&b, drift_test, false);
+    let refused = String::from_utf8_lossy(&refused.stdout);
+    assert!(
+        refused.contains(&format!(
+            "this test runs a build of the api crate made in {}",
+            a.join("api").display()
+        )) && refused.contains("run `make manifests` (opgen rebuilds the api crate)"),
+        "the copy's drift test did not notice the first checkout's build:\n{refused}"
+    );
+
     let read_b = |path: &str| std::fs::read_to_string(b.join(path)).unwrap();
     let before = read_b(crd);
     assert!(!before.contains("replicas:"));
@@ -622,6 +637,8 @@ fn two_checkouts_sharing_a_target_directory_get_their_own_crds() {
     );
     run(&b, "opgen generate manifests", true);
     assert_eq!(read_b(crd), before, "the copy's CRD changed");
+    // opgen rebuilt the copy's api crate: its drift test now checks its own types.
+    run(&b, drift_test, true);
 
     // And back: the first checkout's field is still found.
     run(a, "opgen generate manifests --check", true);

@@ -1443,6 +1443,45 @@ fn init_builds_beside_the_directory_and_renames_it_into_place() {
     );
 }
 
+/// What an `opgen init` killed by SIGKILL while it built the project leaves beside it, a
+/// `.<name>.opgen-XXXXXX` directory, is removed by the next `opgen init` there; one that
+/// another init holds (locked) stays, and so do look-alikes that are no build of opgen's.
+#[test]
+fn init_removes_the_build_directory_a_killed_init_left() {
+    let temp = tempfile::tempdir().unwrap();
+    let parent = temp.path();
+    let leftover = |name: &str| {
+        let dir = parent.join(name);
+        std::fs::create_dir_all(dir.join("src")).unwrap();
+        std::fs::write(dir.join("src/main.rs"), "half a project").unwrap();
+        dir
+    };
+    let killed = leftover(".demo.opgen-Ab12Cd");
+    let other = leftover(".other.opgen-9zY8xW");
+    let building = leftover(".busy.opgen-Qr34St");
+    let held = std::fs::File::open(&building).unwrap();
+    held.try_lock().unwrap();
+    let notes = leftover(".demo.opgen-notes");
+    std::fs::write(parent.join(".demo.opgen-Zz99Zz"), "a file").unwrap();
+    opgen(parent)
+        .args("init demo --domain example.com".split_whitespace())
+        .assert()
+        .success();
+    assert!(parent.join("demo/PROJECT").is_file());
+    assert!(!killed.exists(), "the killed init's directory is left");
+    assert!(
+        !other.exists(),
+        "another project's killed init's directory is left"
+    );
+    assert!(
+        building.join("src/main.rs").is_file(),
+        "a running init's directory was removed"
+    );
+    assert!(notes.is_dir(), "a directory that is no build was removed");
+    assert!(parent.join(".demo.opgen-Zz99Zz").is_file());
+    drop(held);
+}
+
 /// `--color` decides, and under `auto` the environment does: `NO_COLOR` turns colour off,
 /// `CLICOLOR_FORCE` on. The cargo that `generate manifests` runs is told the same.
 #[test]

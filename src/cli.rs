@@ -324,6 +324,10 @@ pub struct UpdateArgs {
     /// Show what would be rewritten (a diff for changed files), write nothing
     #[arg(long)]
     pub dry_run: bool,
+    /// Also write, to FILE, a patch of what this opgen's scaffold adds to your scaffolded
+    /// files (added lines only, and the files you lack), to review and apply with `git apply`
+    #[arg(long, value_name = "FILE", conflicts_with = "dry_run")]
+    pub patch: Option<std::path::PathBuf>,
 }
 
 #[derive(Debug, Args)]

@@ -354,3 +354,120 @@ fn update_on_this_opgens_project_never_says_it_updated_from_this_release() {
     );
     assert!(!hint.contains(&same), "{hint}");
 }
+
+/// `update --patch FILE`: what today's scaffold adds to the user's scaffolded files (a line of
+/// `.gitignore`, the rule file of `config/prometheus/kustomization.yaml`) and a file they lack,
+/// as a patch that `git apply` and `patch -p1` apply from the project's root; it removes and
+/// replaces nothing of theirs, and names the files whose other changes it leaves to `--diff`.
+#[test]
+fn update_writes_the_scaffolds_additions_as_a_patch_that_applies() {
+    let project = project_with_kinds();
+    stamp(&project, "0.0.1");
+    // What an older opgen scaffolded: no temporary files' line, no rule file.
+    let gitignore = project.read(".gitignore");
+    project.write(".gitignore", &gitignore.replace(".opgen-tmp-*\n", ""));
+    let prometheus = "config/prometheus/kustomization.yaml";
+    let kustomization = project.read(prometheus);
+    let without_rules = kustomization.replace("- rules.yaml\n", "");
+    assert_ne!(without_rules, kustomization);
+    project.write(prometheus, &without_rules);
+    // The user's own changes: a target added, a line of the Dockerfile changed, a file gone.
+    let makefile = format!(
+        "{}\nhello: ## mine\n\techo hello\n",
+        project.read("Makefile")
+    );
+    project.write("Makefile", &makefile);
+    let dockerfile = project.read("Dockerfile");
+    let (first, rest) = dockerfile.split_once('\n').unwrap();
+    let mine = format!("# syntax=docker/dockerfile:1.7\n{rest}");
+    assert_ne!(first, "# syntax=docker/dockerfile:1.7");
+    project.write("Dockerfile", &mine);
+    let readme = project.read("README.md");
+    std::fs::remove_file(project.root.join("README.md")).unwrap();
+
+    let update = project
+        .opgen()
+        .args(["update", "--patch", "update.patch"])
+        .assert()
+        .success();
+    let stderr = String::from_utf8_lossy(&update.get_output().stderr).into_owned();
+    assert!(stderr.contains("Creating update.patch"), "{stderr}");
+    assert!(
+        stderr.contains(&format!(
+            "update.patch adds lines to .gitignore, {prometheus}, and creates README.md"
+        )),
+        "{stderr}"
+    );
+    assert!(stderr.contains("`git apply update.patch`"), "{stderr}");
+    assert!(
+        stderr.contains("the patch leaves out the changes that would replace or remove lines of yours, in Dockerfile, Makefile"),
+        "{stderr}"
+    );
+    let patch = project.read("update.patch");
+    std::fs::remove_file(project.root.join("update.patch")).unwrap();
+
+    let expected = {
+        let mut tree = project.tree();
+        tree.insert(".gitignore".into(), gitignore.clone().into_bytes());
+        tree.insert(prometheus.into(), kustomization.clone().into_bytes());
+        tree.insert("README.md".into(), readme.into_bytes());
+        tree
+    };
+    let copies = tempfile::tempdir().unwrap();
+    for (tool, args) in [
+        ("git", vec!["apply", "--verbose"]),
+        ("patch", vec!["-p1", "--forward", "--input"]),
+    ] {
+        let copy = copies.path().join(tool);
+        let copied = std::process::Command::new("cp")
+            .args(["-a"])
+            .arg(&project.root)
+            .arg(&copy)
+            .status()
+            .unwrap();
+        assert!(copied.success());
+        let patch_file = copies.path().join(format!("{tool}.patch"));
+        std::fs::write(&patch_file, &patch).unwrap();
+        let output = std::process::Command::new(tool)
+            .args(&args)
+            .arg(&patch_file)
+            .current_dir(&copy)
+            .output()
+            .unwrap();
+        assert!(
+            output.status.success(),
+            "{tool} {args:?} refused the patch:\n{}{}\n{patch}",
+            String::from_utf8_lossy(&output.stdout),
+            String::from_utf8_lossy(&output.stderr)
+        );
+        let applied = common::read_tree(&copy);
+        assert!(
+            applied == expected,
+            "{tool}: the patched project is not the user's with today's additions"
+        );
+        let applied_makefile = String::from_utf8(applied["Makefile"].clone()).unwrap();
+        assert_eq!(applied_makefile, makefile, "the user's target stays");
+        assert_eq!(
+            String::from_utf8(applied["Dockerfile"].clone()).unwrap(),
+            mine
+        );
+    }
+
+    // An existing file is never overwritten, and --dry-run writes no patch.
+    project.write("update.patch", "mine\n");
+    fails_unchanged(
+        &project.root,
+        "update --patch update.patch",
+        1,
+        &[
+            "update.patch already exists; opgen will not overwrite it",
+            "--patch",
+        ],
+    );
+    fails_unchanged(
+        &project.root,
+        "update --dry-run --patch other.patch",
+        2,
+        &["--patch"],
+    );
+}

@@ -4,24 +4,56 @@
 
 mod report;
 
-use anyhow::Context as _;
+use std::path::Path;
 
-use crate::{apply, cli::UpdateArgs, interrupt::Interrupt, project::Project, shell::Shell, update};
+use anyhow::{Context as _, bail};
+
+use crate::{
+    apply::{self, Transaction},
+    cli::UpdateArgs,
+    interrupt::Interrupt,
+    plan::{OnConflict, Owner, Plan, PlannedFile},
+    project::Project,
+    shell::Shell,
+    update::{self, patch::Patch},
+};
 
 pub fn run(args: UpdateArgs, shell: &mut Shell) -> anyhow::Result<()> {
     let cwd = std::env::current_dir().context("cannot read the current directory")?;
     let (root, _lock, project) = Project::open(&cwd)?;
+    if let Some(file) = &args.patch
+        && cwd.join(file).exists()
+    {
+        bail!(
+            "{} already exists; opgen will not overwrite it with the patch\n\nName another file with --patch, or move this one away",
+            file.display()
+        );
+    }
     let overrides = crate::overrides::install(&root)?;
     let interrupt = Interrupt::catch_signals()?;
     let update = update::Update::plan(&root, &project, &interrupt)?;
+    let patch = args.patch.as_ref().map(|_| Patch::of(&update.scaffolded));
+    let patch_plan = match (&args.patch, &patch) {
+        (Some(file), Some(patch)) if !patch.is_empty() => Some(patch_plan(&cwd.join(file), patch)?),
+        _ => None,
+    };
 
     if args.dry_run {
         apply::print_changes(&update.generated, shell);
     } else {
-        apply::apply(&update.generated, shell, &interrupt)?;
+        // The update and the patch are written together, or neither.
+        let mut transaction = Transaction::new(interrupt.clone());
+        transaction.apply(&update.generated, shell)?;
+        if let Some(plan) = &patch_plan {
+            transaction.apply(plan, shell)?;
+        }
+        transaction.commit()?;
     }
     report::generated(&update, shell);
     report::scaffolded(&update, args.diff, shell);
+    if let (Some(file), Some(patch)) = (&args.patch, &patch) {
+        report::patch(file, patch, shell);
+    }
     if let Some(stale) = crate::overrides::stale_report(&overrides, args.diff) {
         shell.warn(&stale);
     }
@@ -41,4 +73,17 @@ pub fn run(args: UpdateArgs, shell: &mut Shell) -> anyhow::Result<()> {
         ));
     }
     Ok(())
+}
+
+/// The plan that writes `patch` to `file` (a new file, in a directory that may not exist yet).
+fn patch_plan(file: &Path, patch: &Patch) -> anyhow::Result<Plan> {
+    let (Some(dir), Some(name)) = (file.parent(), file.file_name()) else {
+        bail!("--patch names {}, which is no file", file.display());
+    };
+    let planned = PlannedFile::new(
+        name.to_string_lossy(),
+        patch.text.clone(),
+        Owner::Scaffolded,
+    );
+    Ok(Plan::new(dir, vec![planned], OnConflict::Refuse)?)
 }

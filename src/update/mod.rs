@@ -8,6 +8,7 @@
 //! would scaffold for the project today, for the user to bring over what they want by hand.
 
 mod leftovers;
+pub mod patch;
 
 use std::path::Path;
 

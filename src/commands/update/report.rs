@@ -1,12 +1,14 @@
 //! What `opgen update` tells the user: the generated files it left alone or no longer
 //! generates, the scaffolded files that differ from today's scaffold, and the next steps.
 
+use std::path::Path;
+
 use crate::{
     apply,
     model::OpgenVersion,
     plan::{Action, GENERATED_MARKER},
     shell::Shell,
-    update::Update,
+    update::{Update, patch::Patch},
 };
 
 /// Names the generated files left alone because their header is gone, and the files with a
@@ -65,6 +67,34 @@ pub fn scaffolded(update: &Update, diff: bool, shell: &mut Shell) {
         shell.note(
             "rustfmt was not found, so today's Rust files were compared unformatted: Rust files may be listed for their layout alone",
         );
+    }
+}
+
+/// What `--patch` wrote to `file`, how to apply it, and what it leaves to `--diff`.
+pub fn patch(file: &Path, patch: &Patch, shell: &mut Shell) {
+    let file = file.display();
+    if patch.is_empty() {
+        shell.note(&format!(
+            "today's scaffold adds nothing to your scaffolded files, so no patch was written to {file}"
+        ));
+        return;
+    }
+    let mut what = Vec::new();
+    if !patch.amended.is_empty() {
+        what.push(format!("adds lines to {}", patch.amended.join(", ")));
+    }
+    if !patch.created.is_empty() {
+        what.push(format!("creates {}", patch.created.join(", ")));
+    }
+    shell.note(&format!(
+        "{file} {}: what today's scaffold has and your files lack, removing nothing of yours. Review it, then apply it from the project's root with `git apply {file}` (or `patch -p1 < {file}`); leave a file out with `git apply --exclude=PATH {file}`",
+        what.join(", and ")
+    ));
+    if !patch.left_out.is_empty() {
+        shell.note(&format!(
+            "the patch leaves out the changes that would replace or remove lines of yours, in {}: `opgen update --diff` shows them, to bring over by hand",
+            patch.left_out.join(", ")
+        ));
     }
 }
 

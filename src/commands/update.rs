@@ -51,6 +51,9 @@ pub fn run(args: UpdateArgs, shell: &mut Shell) -> anyhow::Result<()> {
     }
     report::generated(&update, shell);
     report::scaffolded(&update, args.diff, shell);
+    if let Some(problem) = project.project_name.deploy_problem() {
+        shell.warn(&problem);
+    }
     if let (Some(file), Some(patch)) = (&args.patch, &patch) {
         report::patch(file, patch, shell);
     }

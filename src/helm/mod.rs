@@ -9,6 +9,7 @@
 mod area;
 mod holes;
 mod manager_settings;
+mod name_limit;
 mod project_chart;
 mod templating;
 mod values_schema;
@@ -27,6 +28,7 @@ use crate::{
 };
 use area::{Area, Condition};
 use manager_settings::ManagerSettings;
+use name_limit::{HASH_SUFFIX, LongestName};
 use templating::Names;
 use values_schema::Shape;
 
@@ -236,49 +238,6 @@ pub fn chart(
         Owner::Scaffolded,
     ));
     Ok(Chart { files, notes })
-}
-
-/// What a cut fullname ends with: `-` and 8 hexadecimal digits of its hash.
-const HASH_SUFFIX: usize = 9;
-
-/// The name the chart makes that leaves its fullname the least room: `<fullname>-<suffix>`
-/// must stay within the limit of its kind's names.
-#[derive(Debug)]
-struct LongestName {
-    suffix: String,
-    kind: String,
-    limit: usize,
-}
-
-impl LongestName {
-    fn of(objects: &[Object], prefix: &str) -> Self {
-        objects
-            .iter()
-            .filter_map(|object| {
-                let suffix = object.name().strip_prefix(prefix)?;
-                // A Service's name is a DNS-1035 label; the others' are DNS-1123 subdomains.
-                let limit = if object.kind() == "Service" { 63 } else { 253 };
-                Some(Self {
-                    suffix: suffix.to_owned(),
-                    kind: object.kind().to_owned(),
-                    limit,
-                })
-            })
-            .min_by_key(|name| name.fullname_limit())
-            .unwrap_or(Self {
-                suffix: String::new(),
-                kind: "Service".into(),
-                limit: 63,
-            })
-    }
-
-    /// The longest fullname that leaves room for the suffix; never so short that a cut one
-    /// would be its hash alone.
-    fn fullname_limit(&self) -> usize {
-        (self.limit - 1)
-            .saturating_sub(self.suffix.len())
-            .max(HASH_SUFFIX + 1)
-    }
 }
 
 /// A note naming the values of this opgen's chart that the user's `values` lacks, if any.

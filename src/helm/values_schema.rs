@@ -90,11 +90,7 @@ fn collect_own_maps(schema: &Value, path: &str, maps: &mut Vec<String>) {
     };
     for (key, inner) in properties {
         if inner["additionalProperties"] == false {
-            let key_path = if path.is_empty() {
-                key.clone()
-            } else {
-                format!("{path}.{key}")
-            };
+            let key_path = child(path, key);
             maps.push(key_path.clone());
             collect_own_maps(inner, &key_path, maps);
         }
@@ -120,11 +116,7 @@ fn collect_missing(
         return;
     };
     for (key, default) in defaults {
-        let key_path = if path.is_empty() {
-            key.clone()
-        } else {
-            format!("{path}.{key}")
-        };
+        let key_path = child(path, key);
         let Some(value) = values.get(key) else {
             missing.push(key_path);
             continue;
@@ -133,6 +125,15 @@ fn collect_missing(
         if inner["additionalProperties"] == false {
             collect_missing(inner, default, value, &key_path, missing);
         }
+    }
+}
+
+/// The dotted path of `key` in the map at `path` (the top when empty).
+fn child(path: &str, key: &str) -> String {
+    if path.is_empty() {
+        key.to_owned()
+    } else {
+        format!("{path}.{key}")
     }
 }
 

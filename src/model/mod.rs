@@ -42,7 +42,7 @@ pub use license::License;
 pub use non_root_id::NonRootId;
 pub use operand::{Operand, RunAs, Workload};
 pub use opgen_version::{NewerProject, OpgenVersion};
-pub use project_name::{METRICS_SERVICE, NewProjectName, ProjectName};
+pub use project_name::{METRICS_SERVICE, NewProjectName, ProjectName, SERVICE_NAME_LIMIT};
 pub use resource::Resource;
 pub use resource_name::ResourceName;
 pub use rust_ident::is_keyword as is_rust_keyword;

@@ -58,6 +58,22 @@ fn too_long(value: &str) -> String {
     )
 }
 
+impl ProjectName {
+    /// Why `make deploy` fails for a project an older opgen named with more characters than a
+    /// new project may have: its metrics Service's name is over the limit.
+    pub fn deploy_problem(&self) -> Option<String> {
+        let service = self.deployed_name(METRICS_SERVICE);
+        (self.0.len() > NEW_PROJECT_NAME_LIMIT).then(|| {
+            format!(
+                "the project's name, `{}`, is {} characters long (an older opgen allowed 40): `make deploy` names its metrics Service `{service}`, {} characters, and Kubernetes refuses a Service name over {SERVICE_NAME_LIMIT}. Install with the Helm chart (`make helm`), which cuts the names it makes to fit; a project made today keeps its name to {NEW_PROJECT_NAME_LIMIT} characters",
+                self.0,
+                self.0.len(),
+                service.len()
+            )
+        })
+    }
+}
+
 /// The name of a project `init` makes: a [`ProjectName`] short enough that every object
 /// `make deploy` names after it is a valid name. A project an older opgen made with a longer
 /// name is still read (see [`ProjectName`]), but no new one gets one.
@@ -172,7 +188,17 @@ mod tests {
         );
         assert!(err.contains("within the 63 characters"), "{err}");
         assert!(err.contains("--project-name"), "{err}");
-        // A project an older opgen made with a longer name is still read.
-        assert!(format!("{longest}b").parse::<ProjectName>().is_ok());
+        // A project an older opgen made with a longer name is still read, and told why
+        // `make deploy` fails for it.
+        let older: ProjectName = format!("{longest}b").parse().unwrap();
+        let problem = older.deploy_problem().unwrap();
+        assert!(
+            problem.contains(&format!(
+                "`{longest}b-controller-manager-metrics-service`, 64 characters"
+            )),
+            "{problem}"
+        );
+        assert!(problem.contains("`make helm`"), "{problem}");
+        assert_eq!(name.deploy_problem(), None);
     }
 }

@@ -539,11 +539,9 @@ fn a_values_yaml_without_crds_keep_still_keeps_the_crds() {
     );
 }
 
-/// The chart finds the webhook Service by the name the webhooks call, so a project whose name
-/// holds "webhook" gets the certificate of its webhook Service, not of its metrics Service.
-#[test]
-fn the_certificate_is_the_webhook_services_in_a_project_named_webhook() {
-    let project = Project::init("webhook-op", "");
+/// A project `name` with one kind and its defaulting webhook, and its chart.
+fn with_a_defaulting_webhook(name: &str) -> Project {
+    let project = Project::init(name, "");
     project.create_api("--group db --version v1 --kind Backup");
     project
         .opgen()
@@ -554,6 +552,14 @@ fn the_certificate_is_the_webhook_services_in_a_project_named_webhook() {
         .success();
     project.generate_manifests_without_building();
     generate(&project, "");
+    project
+}
+
+/// The chart finds the webhook Service by the name the webhooks call, so a project whose name
+/// holds "webhook" gets the certificate of its webhook Service, not of its metrics Service.
+#[test]
+fn the_certificate_is_the_webhook_services_in_a_project_named_webhook() {
+    let project = with_a_defaulting_webhook("webhook-op");
     let Some(rendered) = helm_ok(
         &project,
         &[
@@ -600,17 +606,7 @@ fn the_certificate_is_the_webhook_services_in_a_project_named_webhook() {
 /// release whose name starts alike still gets names of its own.
 #[test]
 fn every_name_of_a_release_fits_whatever_the_release_name() {
-    let project = Project::init("base-op", "");
-    project.create_api("--group db --version v1 --kind Backup");
-    project
-        .opgen()
-        .args(
-            "create webhook --group db --version v1 --kind Backup --defaulting".split_whitespace(),
-        )
-        .assert()
-        .success();
-    project.generate_manifests_without_building();
-    generate(&project, "");
+    let project = with_a_defaulting_webhook("base-op");
     let Some(helm) = helm::helm() else { return };
     let names = |release: &str| -> Vec<(String, String)> {
         let output = helm::run(

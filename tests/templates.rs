@@ -27,13 +27,41 @@ fn with_house_style(text: &str, line: &str, house: &str) -> String {
     text.replacen(line, &format!("{house}{line}"), 1)
 }
 
-#[test]
-fn init_and_create_api_render_a_teams_and_a_projects_overrides() {
-    let team = tempfile::tempdir().unwrap();
-    let dockerfile = team.path().join("project/Dockerfile.tera");
-    std::fs::create_dir_all(dockerfile.parent().unwrap()).unwrap();
+/// `opgen init name` with the team's overrides in `team`.
+fn init_with_team(name: &str, team: &std::path::Path) -> Project {
+    let temp = tempfile::tempdir().unwrap();
+    opgen(temp.path())
+        .args(["init", name, "--domain", "example.com"])
+        .env("OPGEN_TEMPLATES", team)
+        .assert()
+        .success();
+    Project {
+        root: temp.path().join(name),
+        temp,
+    }
+}
+
+/// `opgen init demo` with the team's overrides in `team`, which must fail with `needle` and
+/// write nothing; its stderr.
+fn init_refused_with_team(team: &std::path::Path, needle: &str) -> String {
+    let temp = tempfile::tempdir().unwrap();
+    let before = read_tree(temp.path());
+    let init = opgen(temp.path())
+        .args(["init", "demo", "--domain", "example.com"])
+        .env("OPGEN_TEMPLATES", team)
+        .assert()
+        .code(1);
+    let stderr = String::from_utf8_lossy(&init.get_output().stderr).into_owned();
+    assert!(stderr.contains(needle), "{stderr}");
+    assert!(read_tree(temp.path()) == before, "init wrote nothing");
+    stderr
+}
+
+/// Writes, at `path`, an override of the Dockerfile in the team's house style.
+fn write_house_dockerfile(path: &std::path::Path) {
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
     std::fs::write(
-        &dockerfile,
+        path,
         with_house_style(
             &shown("project/Dockerfile"),
             DOCKERFILE_LINE,
@@ -41,17 +69,15 @@ fn init_and_create_api_render_a_teams_and_a_projects_overrides() {
         ),
     )
     .unwrap();
+}
 
-    let temp = tempfile::tempdir().unwrap();
-    opgen(temp.path())
-        .args(["init", "styled", "--domain", "example.com"])
-        .env("OPGEN_TEMPLATES", team.path())
-        .assert()
-        .success();
-    let styled = Project {
-        root: temp.path().join("styled"),
-        temp,
-    };
+#[test]
+fn init_and_create_api_render_a_teams_and_a_projects_overrides() {
+    let team = tempfile::tempdir().unwrap();
+    let dockerfile = team.path().join("project/Dockerfile.tera");
+    write_house_dockerfile(&dockerfile);
+
+    let styled = init_with_team("styled", team.path());
     let plain = Project::init("styled", "");
     assert_eq!(
         styled.read("Dockerfile"),
@@ -206,18 +232,13 @@ fn a_broken_override_is_refused_with_its_file_and_line_and_nothing_is_written() 
         "all:\n\t{{ nope }\n",
     )
     .unwrap();
-    let temp = tempfile::tempdir().unwrap();
-    let before = read_tree(temp.path());
-    opgen(temp.path())
-        .args(["init", "demo", "--domain", "example.com"])
-        .env("OPGEN_TEMPLATES", team.path())
-        .assert()
-        .code(1)
-        .stderr(predicate::str::contains(format!(
+    init_refused_with_team(
+        team.path(),
+        &format!(
             "{}:2: the template override does not parse",
             team.path().join("project/Makefile.tera").display()
-        )));
-    assert!(read_tree(temp.path()) == before, "init wrote nothing");
+        ),
+    );
 }
 
 #[test]
@@ -310,17 +331,7 @@ fn a_linked_override_is_used_inside_the_project_or_the_teams_directory_and_refus
 
     // The team's Dockerfile is a link to a shared file in a dot directory of the team's.
     let team = tempfile::tempdir().unwrap();
-    let shared = team.path().join(".shared/Dockerfile.tera");
-    std::fs::create_dir_all(shared.parent().unwrap()).unwrap();
-    std::fs::write(
-        &shared,
-        with_house_style(
-            &shown("project/Dockerfile"),
-            DOCKERFILE_LINE,
-            DOCKERFILE_HOUSE,
-        ),
-    )
-    .unwrap();
+    write_house_dockerfile(&team.path().join(".shared/Dockerfile.tera"));
     std::fs::create_dir_all(team.path().join("project")).unwrap();
     symlink(
         "../.shared/Dockerfile.tera",
@@ -330,16 +341,7 @@ fn a_linked_override_is_used_inside_the_project_or_the_teams_directory_and_refus
     std::fs::write(team.path().join("project/.gitkeep"), "").unwrap();
     std::fs::create_dir_all(team.path().join(".git/refs")).unwrap();
     std::fs::write(team.path().join(".git/HEAD"), "ref: refs/heads/main\n").unwrap();
-    let temp = tempfile::tempdir().unwrap();
-    opgen(temp.path())
-        .args(["init", "styled", "--domain", "example.com"])
-        .env("OPGEN_TEMPLATES", team.path())
-        .assert()
-        .success();
-    let styled = Project {
-        root: temp.path().join("styled"),
-        temp,
-    };
+    let styled = init_with_team("styled", team.path());
     assert!(styled.read("Dockerfile").contains(DOCKERFILE_HOUSE));
 
     // The project's controller override links to a file of the project's; a `.gitkeep` keeps
@@ -484,16 +486,9 @@ fn an_override_rendering_invalid_rust_or_yaml_is_refused_naming_it() {
         shown("project/src/main.rs").replace("fn main()", "fn main("),
     )
     .unwrap();
-    let temp = tempfile::tempdir().unwrap();
-    let before = read_tree(temp.path());
-    opgen(temp.path())
-        .args(["init", "demo", "--domain", "example.com"])
-        .env("OPGEN_TEMPLATES", team.path())
-        .assert()
-        .code(1)
-        .stderr(predicate::str::contains(
-            "project/src/main.rs.tera:17: the template override renders src/main.rs, which is not valid Rust",
-        ))
-        .stderr(predicate::str::contains("a bug in opgen").not());
-    assert!(read_tree(temp.path()) == before, "init wrote nothing");
+    let stderr = init_refused_with_team(
+        team.path(),
+        "project/src/main.rs.tera:17: the template override renders src/main.rs, which is not valid Rust",
+    );
+    assert!(!stderr.contains("a bug in opgen"), "{stderr}");
 }

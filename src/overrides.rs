@@ -30,7 +30,8 @@ const OVERRIDABLE: &[&str] = &[
     "license/",
     "resource/",
     "foreign/",
-    "webhook/admission.rs",
+    "webhook/defaulting.rs",
+    "webhook/validation.rs",
     "webhook/conversion.rs",
     "webhook/config/",
 ];
@@ -404,7 +405,8 @@ mod tests {
             "resource/operand/types.rs",
             "license/mit",
             "foreign/controller.rs",
-            "webhook/admission.rs",
+            "webhook/defaulting.rs",
+            "webhook/validation.rs",
             "webhook/config/service.yaml",
         ] {
             assert!(is_overridable(name), "{name}");

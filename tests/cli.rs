@@ -1838,11 +1838,11 @@ fn create_webhook_scaffolds_the_webhook_file_and_adds_the_crates_once() {
         .assert()
         .success()
         .stderr(predicate::str::contains(
-            "Creating src/webhooks/db/thing_v1.rs",
+            "Creating src/webhooks/db/thing_v1_validation.rs",
         ))
         .stderr(predicate::str::contains("Updating Cargo.toml"))
         .stdout(predicate::str::contains(
-            "edit src/webhooks/db/thing_v1.rs to write your defaults and validation rules",
+            "edit src/webhooks/db/thing_v1_validation.rs to write your validation rules",
         ));
     let amended = project.read("Cargo.toml");
     // The crates go at the end of [dependencies], before [features].
@@ -1850,11 +1850,11 @@ fn create_webhook_scaffolds_the_webhook_file_and_adds_the_crates_once() {
     assert!(
         amended.contains("\nkube-core = { version = \"5.0.0\", features = [\"admission\"] }\n")
     );
-    let webhook = project.read("src/webhooks/db/thing_v1.rs");
-    assert!(webhook.contains("fn validate_create(&self, obj: &api::Thing) -> Verdict"));
-    assert!(!webhook.contains("fn default("));
+    let validation = project.read("src/webhooks/db/thing_v1_validation.rs");
+    assert!(validation.contains("fn validate_create(&self, obj: &api::Thing) -> Verdict"));
+    assert!(!validation.contains("fn default("));
     assert!(project.read("src/webhooks/mod.rs").contains(
-        ".validation(\"/validate-db-example-com-v1-thing\", ::std::sync::Arc::new(db::thing_v1::webhook()))"
+        ".validation(\"/validate-db-example-com-v1-thing\", ::std::sync::Arc::new(db::thing_v1_validation::webhook()))"
     ));
     let lib = project.read("src/lib.rs");
     assert!(lib.contains("pub mod webhooks;"), "{lib}");
@@ -1871,25 +1871,159 @@ fn create_webhook_scaffolds_the_webhook_file_and_adds_the_crates_once() {
         .success();
     assert_eq!(project.read("Cargo.toml"), amended);
 
-    // A new webhook for a version whose file exists changes the file: the user's, so --force.
+    // The other admission webhook of the version gets a file of its own: the user's code of
+    // the first stays as it is, and no --force is needed.
+    let edited = validation.replace("Verdict::allow()\n}", "Verdict::allow().warn(\"mine\")\n}");
+    assert_ne!(edited, validation, "the validation file changed shape");
+    project.write("src/webhooks/db/thing_v1_validation.rs", &edited);
+    project
+        .opgen()
+        .args("create webhook --group db --version v1 --kind Thing --defaulting".split_whitespace())
+        .assert()
+        .success()
+        .stderr(predicate::str::contains(
+            "Creating src/webhooks/db/thing_v1_defaulting.rs",
+        ))
+        .stderr(predicate::str::contains("thing_v1_validation.rs").not());
+    assert_eq!(
+        project.read("src/webhooks/db/thing_v1_validation.rs"),
+        edited
+    );
+    assert!(
+        project
+            .read("src/webhooks/db/thing_v1_defaulting.rs")
+            .contains("fn default(")
+    );
+    let router = project.read("src/webhooks/mod.rs");
+    assert!(
+        router.contains("::std::sync::Arc::new(db::thing_v1_defaulting::webhook()))")
+            && router.contains("::std::sync::Arc::new(db::thing_v1_validation::webhook()))"),
+        "{router}"
+    );
+    assert!(
+        project
+            .read("PROJECT")
+            .contains("  webhooks:\n    defaulting: true\n    validation: true\n")
+    );
+
+    // Asked again, a webhook is scaffolded again only with --force, which overwrites its file
+    // (see the diff first with --dry-run --force).
     fails_unchanged(
         &project.root,
-        "create webhook --group db --version v1 --kind Thing --defaulting",
+        "create webhook --group db --version v1 --kind Thing --validation",
         1,
-        &["src/webhooks/db/thing_v1.rs already exists", "--force"],
+        &["has the webhooks of --validation already", "--force"],
     );
+    let before = project.tree();
     project
         .opgen()
         .args(
-            "create webhook --group db --version v1 --kind Thing --defaulting --force"
+            "create webhook --group db --version v1 --kind Thing --validation --force --dry-run"
+                .split_whitespace(),
+        )
+        .assert()
+        .success()
+        .stdout(predicate::str::contains(
+            "-    Verdict::allow().warn(\"mine\")",
+        ));
+    assert!(project.tree() == before, "--dry-run wrote files");
+    project
+        .opgen()
+        .args(
+            "create webhook --group db --version v1 --kind Thing --validation --force"
                 .split_whitespace(),
         )
         .assert()
         .success();
+    assert_eq!(
+        project.read("src/webhooks/db/thing_v1_validation.rs"),
+        validation
+    );
+}
+
+/// A project of opgen 0.2.0 has one webhook file per version, with both admission webhooks in
+/// it: opgen keeps serving it, a webhook added later gets a file of its own, and a webhook
+/// moved out with --force loses its marker there.
+#[test]
+fn a_combined_webhook_file_of_an_older_opgen_keeps_working() {
+    let project = Project::init("demo-operator", "");
+    project.create_api("--group db --version v1alpha1 --kind MySQLCluster");
+    project
+        .opgen()
+        .args(
+            "create webhook --group db --version v1alpha1 --kind MySQLCluster --defaulting"
+                .split_whitespace(),
+        )
+        .assert()
+        .success();
+    // As 0.2.0 left it: one file with the defaulting webhook, and the router's module tree.
+    let combined = "src/webhooks/db/my_sql_cluster_v1alpha1.rs";
+    let legacy = include_str!("fixtures/webhook-0.2.0-my_sql_cluster_v1alpha1.rs");
+    let validating = legacy
+        .lines()
+        .find(|line| line.contains("mutating=false"))
+        .unwrap();
+    project.write(combined, &legacy.replace(&format!("{validating}\n"), ""));
+    std::fs::remove_file(
+        project
+            .root
+            .join("src/webhooks/db/my_sql_cluster_v1alpha1_defaulting.rs"),
+    )
+    .unwrap();
+    project.opgen().arg("update").assert().success();
+    let router = project.read("src/webhooks/mod.rs");
+    assert!(
+        router.contains("::std::sync::Arc::new(db::my_sql_cluster_v1alpha1::webhook()))"),
+        "{router}"
+    );
     assert!(
         project
-            .read("src/webhooks/db/thing_v1.rs")
-            .contains("fn default(")
+            .read("src/webhooks/db/mod.rs")
+            .contains("\npub mod my_sql_cluster_v1alpha1;\n")
+    );
+    // `update` does not call the webhook's own file missing.
+    project
+        .opgen()
+        .arg("update")
+        .assert()
+        .success()
+        .stderr(predicate::str::contains("my_sql_cluster_v1alpha1_defaulting").not());
+
+    // The validation webhook added later has its own file; the combined file is untouched.
+    project
+        .opgen()
+        .args(
+            "create webhook --group db --version v1alpha1 --kind MySQLCluster --validation"
+                .split_whitespace(),
+        )
+        .assert()
+        .success();
+    let router = project.read("src/webhooks/mod.rs");
+    assert!(
+        router.contains(".defaulting(\"/mutate-db-example-com-v1alpha1-mysqlcluster\", ::std::sync::Arc::new(db::my_sql_cluster_v1alpha1::webhook()))")
+            && router.contains(".validation(\"/validate-db-example-com-v1alpha1-mysqlcluster\", ::std::sync::Arc::new(db::my_sql_cluster_v1alpha1_validation::webhook()))"),
+        "{router}"
+    );
+    assert_ne!(project.read(combined), legacy);
+    assert!(!project.read(combined).contains("mutating=false"));
+
+    // The defaulting webhook scaffolded again with --force moves to its own file, and the
+    // combined file loses its marker, so that the webhook is configured once.
+    project
+        .opgen()
+        .args(
+            "create webhook --group db --version v1alpha1 --kind MySQLCluster --defaulting --force"
+                .split_whitespace(),
+        )
+        .assert()
+        .success()
+        .stderr(predicate::str::contains(format!("Updating {combined}")));
+    assert!(!project.read(combined).contains("+opgen:webhook:"));
+    let groups = project.read("src/webhooks/db/mod.rs");
+    assert!(
+        !groups.contains("pub mod my_sql_cluster_v1alpha1;")
+            && groups.contains("pub mod my_sql_cluster_v1alpha1_defaulting;"),
+        "{groups}"
     );
 }
 
@@ -1922,7 +2056,7 @@ fn generate_manifests_writes_the_webhook_configurations_from_the_markers() {
     );
 
     // A marker added by hand reaches the manifests.
-    let file = project.root.join("src/webhooks/db/thing_v1.rs");
+    let file = project.root.join("src/webhooks/db/thing_v1_defaulting.rs");
     let source = std::fs::read_to_string(&file).unwrap();
     let validating = "// +opgen:webhook:path=/validate-db-example-com-v1-thing,mutating=false,failurePolicy=ignore,sideEffects=None,groups=db.example.com,resources=things,verbs=create;update,versions=v1,name=vthing-v1.db.example.com,admissionReviewVersions=v1\n";
     std::fs::write(&file, format!("{validating}{source}")).unwrap();
@@ -1946,7 +2080,7 @@ fn generate_manifests_writes_the_webhook_configurations_from_the_markers() {
             args,
             1,
             &[
-                "src/webhooks/db/thing_v1.rs:1: invalid mutating `maybe`",
+                "src/webhooks/db/thing_v1_defaulting.rs:1: invalid mutating `maybe`",
                 bad.trim_end(),
             ],
         );

@@ -309,3 +309,17 @@ fn create_webhook_conversion_of_a_two_version_kind() {
         &["--group db --version v1 --kind MySQLCluster --conversion"],
     );
 }
+
+/// Validation added to a version that has defaulting: a file of its own, the wiring and
+/// `PROJECT`, and nothing of the defaulting webhook's file.
+#[test]
+fn create_webhook_validation_after_defaulting() {
+    snapshot_create_webhook(
+        "webhook_added_later",
+        &["--group db --version v1alpha1 --kind MySQLCluster"],
+        &[
+            "--group db --version v1alpha1 --kind MySQLCluster --defaulting",
+            "--group db --version v1alpha1 --kind MySQLCluster --validation",
+        ],
+    );
+}

@@ -7,14 +7,14 @@ use crate::{
     cli::CreateWebhookArgs,
     interrupt::Interrupt,
     manifests::{markers, webhooks},
-    model::Webhooks,
+    model::{AdmissionWebhook, Resource, Webhooks},
     plan::PlannedFile,
     project::{
         Project,
         edit::add_webhooks::{self, AddWebhooks, WebhookChange},
     },
     prompt::Prompter,
-    scaffold,
+    scaffold::{self, combined_webhook_file, webhook_values::WebhookFiles},
     shell::Shell,
 };
 
@@ -38,13 +38,20 @@ pub fn run(args: CreateWebhookArgs, shell: &mut Shell) -> anyhow::Result<()> {
 
     let interrupt = Interrupt::catch_signals()?;
     let change = add_webhooks::add_webhooks(&project, &request)?;
-    let (files, formatted) = scaffold::webhook_files(
+    let (mut files, formatted) = scaffold::webhook_files(
         &change.project,
         &change.resource,
+        request.webhooks,
         root.as_path(),
         &interrupt,
         |planned| first_manifests(&root, &change.project, planned),
     )?;
+    files.extend(combined_file_left(
+        &root,
+        &project,
+        &change.resource,
+        request.webhooks,
+    )?);
     super::write_scaffold(
         &root,
         files,
@@ -55,7 +62,7 @@ pub fn run(args: CreateWebhookArgs, shell: &mut Shell) -> anyhow::Result<()> {
         &interrupt,
     )?;
     if !args.write.dry_run {
-        shell.hint(&next_steps(&change));
+        shell.hint(&next_steps(&change, request.webhooks));
     }
     Ok(())
 }
@@ -81,16 +88,43 @@ fn first_manifests(
     ])
 }
 
-fn next_steps(change: &WebhookChange) -> String {
+/// A webhook asked again (`--force`) that the combined file of an older opgen serves moves to
+/// a file of its own: the combined file, of `project` at `root`, without its marker.
+fn combined_file_left(
+    root: &Path,
+    project: &Project,
+    resource: &Resource,
+    asked: Webhooks,
+) -> anyhow::Result<Option<PlannedFile>> {
+    let tree = scaffold::Tree { root, pending: &[] };
+    let served = WebhookFiles::of(project, &tree);
+    let moved: Vec<AdmissionWebhook> = asked
+        .admission_webhooks()
+        .filter(|webhook| served.in_combined_file(resource, *webhook))
+        .collect();
+    if moved.is_empty() {
+        return Ok(None);
+    }
+    let text = tree.read(&resource.combined_webhook_file())?;
+    Ok(combined_webhook_file::without_markers(
+        &text,
+        resource,
+        &project.domain,
+        &moved,
+    ))
+}
+
+fn next_steps(change: &WebhookChange, asked: Webhooks) -> String {
     let resource = &change.resource;
     let mut steps = String::from("\nNext steps:\n");
-    if resource
-        .webhooks
-        .is_some_and(|webhooks| webhooks.admission())
-    {
+    for webhook in asked.admission_webhooks() {
+        let what = match webhook {
+            AdmissionWebhook::Defaulting => "defaults",
+            AdmissionWebhook::Validation => "validation rules",
+        };
         steps.push_str(&format!(
-            "  edit {} to write your defaults and validation rules\n",
-            resource.webhook_file()
+            "  edit {} to write your {what}\n",
+            resource.admission_file(webhook)
         ));
     }
     steps.push_str(

@@ -47,7 +47,7 @@ pub use resource::Resource;
 pub use resource_name::ResourceName;
 pub use rust_ident::is_keyword as is_rust_keyword;
 pub use version::Version;
-pub use webhooks::{CONFIGURATION_NAMES, Webhooks, deployed_configuration_names};
+pub use webhooks::{AdmissionWebhook, CONFIGURATION_NAMES, Webhooks, deployed_configuration_names};
 
 /// Why a value given on the command line or in `PROJECT` is not acceptable.
 ///

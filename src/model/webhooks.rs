@@ -42,6 +42,22 @@ impl Webhooks {
         }
     }
 
+    /// The webhooks of `self` that `other` does not have.
+    pub fn without(self, other: Webhooks) -> Webhooks {
+        Webhooks {
+            defaulting: self.defaulting && !other.defaulting,
+            validation: self.validation && !other.validation,
+            conversion: self.conversion && !other.conversion,
+        }
+    }
+
+    /// Its admission webhooks, defaulting first.
+    pub fn admission_webhooks(self) -> impl Iterator<Item = AdmissionWebhook> {
+        AdmissionWebhook::ALL
+            .into_iter()
+            .filter(move |webhook| webhook.is_in(&self))
+    }
+
     /// The webhooks of `self` that `other` has too, by their flags (`--defaulting`, ...).
     pub fn shared_flags(&self, other: &Webhooks) -> Vec<&'static str> {
         [
@@ -102,23 +118,92 @@ mod tests {
         assert_eq!(defaulting.union(both), both);
         assert_eq!(both.shared_flags(&defaulting), ["--defaulting"]);
         assert!(defaulting.shared_flags(&Webhooks::default()).is_empty());
+        assert_eq!(
+            both.without(defaulting)
+                .admission_webhooks()
+                .collect::<Vec<_>>(),
+            [AdmissionWebhook::Validation]
+        );
+        assert!(defaulting.without(both).is_empty());
     }
 }
 
-/// The names of a version's webhooks, computed here so that the scaffolded file, the routes
-/// and the manifests agree.
-impl super::Resource {
-    /// The module of the version's webhook file in its group: `backup_v1`.
-    pub fn webhook_module(&self) -> String {
-        format!("{}_{}", self.kind.module(), self.version)
+/// An admission webhook of one version: each has a file of the user's, so that one can be
+/// added or removed later without touching the other's code.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum AdmissionWebhook {
+    Defaulting,
+    Validation,
+}
+
+impl AdmissionWebhook {
+    pub const ALL: [AdmissionWebhook; 2] =
+        [AdmissionWebhook::Defaulting, AdmissionWebhook::Validation];
+
+    /// The word in its file's name and in the command line: `defaulting`, `validation`.
+    pub fn name(self) -> &'static str {
+        match self {
+            AdmissionWebhook::Defaulting => "defaulting",
+            AdmissionWebhook::Validation => "validation",
+        }
     }
 
-    /// The version's webhook file, the user's: `src/webhooks/db/backup_v1.rs`.
-    pub fn webhook_file(&self) -> String {
+    /// The flag that asks for it.
+    pub fn flag(self) -> &'static str {
+        match self {
+            AdmissionWebhook::Defaulting => "--defaulting",
+            AdmissionWebhook::Validation => "--validation",
+        }
+    }
+
+    /// Whether `webhooks` records it.
+    pub fn is_in(self, webhooks: &Webhooks) -> bool {
+        match self {
+            AdmissionWebhook::Defaulting => webhooks.defaulting,
+            AdmissionWebhook::Validation => webhooks.validation,
+        }
+    }
+
+    /// The verb of its URL path: `mutate` or `validate`.
+    pub fn verb(self) -> &'static str {
+        match self {
+            AdmissionWebhook::Defaulting => "mutate",
+            AdmissionWebhook::Validation => "validate",
+        }
+    }
+}
+
+/// The names of a version's webhooks, computed here so that the scaffolded files, the routes
+/// and the manifests agree.
+impl super::Resource {
+    /// The module of the version's file for one admission webhook, in its group:
+    /// `backup_v1_defaulting`.
+    pub fn admission_module(&self, webhook: AdmissionWebhook) -> String {
+        format!("{}_{}_{}", self.kind.module(), self.version, webhook.name())
+    }
+
+    /// The version's file for one admission webhook, the user's:
+    /// `src/webhooks/db/backup_v1_defaulting.rs`.
+    pub fn admission_file(&self, webhook: AdmissionWebhook) -> String {
         format!(
             "src/webhooks/{}/{}.rs",
             self.group.module(),
-            self.webhook_module()
+            self.admission_module(webhook)
+        )
+    }
+
+    /// The module of the one file that holds both admission webhooks of the version, as opgen
+    /// 0.2.0 and earlier scaffolded it: `backup_v1`.
+    pub fn combined_webhook_module(&self) -> String {
+        format!("{}_{}", self.kind.module(), self.version)
+    }
+
+    /// That file, which a project made then still has: `src/webhooks/db/backup_v1.rs`.
+    pub fn combined_webhook_file(&self) -> String {
+        format!(
+            "src/webhooks/{}/{}.rs",
+            self.group.module(),
+            self.combined_webhook_module()
         )
     }
 
@@ -161,15 +246,19 @@ impl super::Resource {
 
 #[cfg(test)]
 mod names {
+    use super::AdmissionWebhook;
     use crate::model::Resource;
 
     #[test]
     fn webhook_names_follow_the_kind_and_version() {
         let resource = Resource::for_test("db", "v1alpha1", "MySQLCluster");
         let domain = "example.com".parse().unwrap();
-        assert_eq!(resource.webhook_module(), "my_sql_cluster_v1alpha1");
         assert_eq!(
-            resource.webhook_file(),
+            resource.admission_file(AdmissionWebhook::Validation),
+            "src/webhooks/db/my_sql_cluster_v1alpha1_validation.rs"
+        );
+        assert_eq!(
+            resource.combined_webhook_file(),
             "src/webhooks/db/my_sql_cluster_v1alpha1.rs"
         );
         assert_eq!(

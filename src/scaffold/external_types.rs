@@ -2,35 +2,21 @@
 //! `foreignKinds` with `origin: external`), one module per group and version, translated from
 //! the stored CRDs under `config/external/` by every command, as the other generated files.
 
-use std::path::Path;
-
 use anyhow::Context as _;
 
-use super::crd_types::{self, CrdKind};
+use super::{
+    crd_types::{self, CrdKind},
+    tree::Tree,
+};
 use crate::{
     model::{ExternalCrd, ForeignKind, Origin},
     plan::{Owner, PlannedFile},
     project::Project,
 };
 
-/// Where the stored CRDs are read from: the files being planned (a CRD `create api` is
-/// storing), else the project's directory.
-pub struct StoredCrds<'a> {
-    pub root: &'a Path,
-    pub pending: &'a [PlannedFile],
-}
-
-impl StoredCrds<'_> {
-    fn read(&self, path: &str) -> anyhow::Result<String> {
-        if let Some(file) = self.pending.iter().find(|f| f.path == path) {
-            return Ok(file.contents.clone());
-        }
-        crate::files::read_to_string(&self.root.join(path))
-    }
-}
-
-/// The generated files of the `external` module, empty without external kinds.
-pub fn files(project: &Project, stored: &StoredCrds) -> anyhow::Result<Vec<PlannedFile>> {
+/// The generated files of the `external` module, empty without external kinds, from the
+/// stored CRDs of `stored` (the files being planned, else the project's).
+pub fn files(project: &Project, stored: &Tree) -> anyhow::Result<Vec<PlannedFile>> {
     let external: Vec<&ForeignKind> = project
         .foreign_kinds
         .iter()

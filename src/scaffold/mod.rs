@@ -2,6 +2,7 @@
 //! generated files that are rebuilt from `PROJECT` after every change to it.
 
 mod cargo_toml;
+pub mod combined_webhook_file;
 mod crd_fields;
 mod crd_types;
 mod external_types;
@@ -16,21 +17,25 @@ pub mod retired_runtime;
 pub mod runtime_dependency;
 mod rust;
 mod rust_order;
+mod tree;
 pub mod values;
 pub mod vendored_runtime;
 pub mod webhook_values;
 
 use std::path::Path;
 
+pub use tree::Tree;
+
 use crate::{
     interrupt::Interrupt,
-    model::{ForeignKind, Resource},
+    model::{AdmissionWebhook, ForeignKind, Resource, Webhooks},
     plan::{Owner, PlannedFile},
     project::{self, Project},
     rustfmt,
     templates::Templates,
 };
 use values::{KindValues, ProjectValues, ResourceValues};
+use webhook_values::WebhookFiles;
 
 /// Everything `init` writes: the scaffolded project and the generated files.
 ///
@@ -40,11 +45,11 @@ use values::{KindValues, ProjectValues, ResourceValues};
 /// `cargo new`. `tests/formatting.rs` checks this for the shortest and longest names.
 pub fn init_files(project: &Project) -> anyhow::Result<Vec<PlannedFile>> {
     let mut files = project_files(project)?;
-    let stored = external_types::StoredCrds {
+    let tree = Tree {
         root: Path::new("."),
         pending: &[],
     };
-    files.extend(render_generated(project, &stored)?);
+    files.extend(render_generated(project, &tree)?);
     override_yaml::check(&files)?;
     Ok(files)
 }
@@ -56,8 +61,8 @@ pub fn generated_files(
     root: &Path,
     interrupt: &Interrupt,
 ) -> anyhow::Result<Vec<PlannedFile>> {
-    let stored = external_types::StoredCrds { root, pending: &[] };
-    let mut files = render_generated(project, &stored)?;
+    let tree = Tree { root, pending: &[] };
+    let mut files = render_generated(project, &tree)?;
     rustfmt::format(&mut files, root, interrupt)?;
     Ok(files)
 }
@@ -89,14 +94,12 @@ fn project_files(project: &Project) -> anyhow::Result<Vec<PlannedFile>> {
 }
 
 /// The files opgen owns, rebuilt from `PROJECT`: the api crate's module tree and CRD list,
-/// the controllers' module tree, the kustomizations that list per-kind files, and the alerts
-/// and dashboard of the kinds' controllers.
-fn render_generated(
-    project: &Project,
-    stored: &external_types::StoredCrds,
-) -> anyhow::Result<Vec<PlannedFile>> {
+/// the controllers' module tree, the kustomizations that list per-kind files, the alerts
+/// and dashboard of the kinds' controllers, and the types of external CRDs and the module
+/// tree of the webhook files that `tree` holds.
+fn render_generated(project: &Project, tree: &Tree) -> anyhow::Result<Vec<PlannedFile>> {
     let templates = Templates::get();
-    let values = ProjectValues::new(project);
+    let values = ProjectValues::with_webhook_files(project, &WebhookFiles::of(project, tree));
     let mut files = vec![PlannedFile::new(
         project::FILE_NAME,
         project.render(),
@@ -149,7 +152,7 @@ fn render_generated(
             ));
         }
     }
-    files.extend(external_types::files(project, stored)?);
+    files.extend(external_types::files(project, tree)?);
     files.extend(vendored_runtime::files());
     files.extend(render_webhook_machinery(&values)?);
     files.extend(monitoring::files(&values)?);
@@ -233,30 +236,29 @@ fn with_generated(
     root: &Path,
     interrupt: &Interrupt,
 ) -> anyhow::Result<(Vec<PlannedFile>, bool)> {
-    let stored = external_types::StoredCrds { root, pending };
-    files.extend(render_generated(project, &stored)?);
+    let tree = Tree { root, pending };
+    files.extend(render_generated(project, &tree)?);
     override_yaml::check(&files)?;
     let formatted = rustfmt::format(&mut files, root, interrupt)?;
     Ok((files, formatted))
 }
 
-/// Everything `create webhook` writes in the project at `root` for the webhooks of
-/// `resource`: its scaffolded webhook file (for admission webhooks), the webhook server's
-/// crates added to `Cargo.toml`, the files `first_manifests` makes of those planned so far,
-/// and the generated files of the updated project (with `PROJECT`). The second value is as
-/// for [`resource_files`].
+/// Everything `create webhook` writes in the project at `root` for the webhooks `asked` of
+/// `resource`: the scaffolded file of each admission webhook asked, the conversions of a
+/// kind asked to convert, the webhook server's crates added to `Cargo.toml`, the files
+/// `first_manifests` makes of those planned so far, and the generated files of the updated
+/// project (with `PROJECT`). The second value is as for [`resource_files`].
 pub fn webhook_files(
     project: &Project,
     resource: &Resource,
+    asked: Webhooks,
     root: &Path,
     interrupt: &Interrupt,
     first_manifests: impl FnOnce(&[PlannedFile]) -> anyhow::Result<Vec<PlannedFile>>,
 ) -> anyhow::Result<(Vec<PlannedFile>, bool)> {
-    let mut files = render_webhook_file(project, resource)?;
-    if resource
-        .webhooks
-        .is_some_and(|webhooks| webhooks.conversion)
-    {
+    let mut files = render_admission_files(project, resource, asked)?;
+    let webhook_files = files.clone();
+    if asked.conversion {
         for spoke in project.spokes(resource) {
             files.push(render_conversion_file(project, spoke)?);
         }
@@ -285,7 +287,7 @@ pub fn webhook_files(
     files.extend(render_webhook_config(project, root)?);
     let manifests = first_manifests(&files)?;
     files.extend(manifests);
-    with_generated(project, files, &[], root, interrupt)
+    with_generated(project, files, &webhook_files, root, interrupt)
 }
 
 /// Every scaffolded file as this opgen would write it today for `project`: the project's own
@@ -297,6 +299,7 @@ pub fn scaffolded_files(
     interrupt: &Interrupt,
 ) -> anyhow::Result<(Vec<PlannedFile>, bool)> {
     let mut files = project_files(project)?;
+    let webhook_files = WebhookFiles::of(project, &Tree { root, pending: &[] });
     let firsts: Vec<&Resource> = project.kinds().collect();
     for resource in &project.resources {
         let parts = ResourceParts {
@@ -305,7 +308,18 @@ pub fn scaffolded_files(
             roles: firsts.iter().any(|first| std::ptr::eq(*first, resource)),
         };
         files.extend(render_resource(project, resource, parts)?);
-        files.extend(render_webhook_file(project, resource)?);
+        // A webhook that a combined file of an older opgen serves has no file of its own.
+        let combined = Webhooks {
+            defaulting: webhook_files.in_combined_file(resource, AdmissionWebhook::Defaulting),
+            validation: webhook_files.in_combined_file(resource, AdmissionWebhook::Validation),
+            conversion: false,
+        };
+        let recorded = resource.webhooks.unwrap_or_default();
+        files.extend(render_admission_files(
+            project,
+            resource,
+            recorded.without(combined),
+        )?);
         if project
             .spokes(resource)
             .iter()
@@ -382,14 +396,13 @@ fn render_webhook_config(project: &Project, root: &Path) -> anyhow::Result<Vec<P
     Ok(files)
 }
 
-/// The scaffolded webhook file of one version, as rendered: none without admission webhooks.
-fn render_webhook_file(project: &Project, resource: &Resource) -> anyhow::Result<Vec<PlannedFile>> {
-    if !resource
-        .webhooks
-        .is_some_and(|webhooks| webhooks.admission())
-    {
-        return Ok(Vec::new());
-    }
+/// The scaffolded file of each admission webhook of `webhooks` for the version `resource`,
+/// as rendered.
+fn render_admission_files(
+    project: &Project,
+    resource: &Resource,
+    webhooks: Webhooks,
+) -> anyhow::Result<Vec<PlannedFile>> {
     let project_values = ProjectValues::new(project);
     #[derive(serde::Serialize)]
     struct WebhookFile<'a> {
@@ -402,14 +415,19 @@ fn render_webhook_file(project: &Project, resource: &Resource) -> anyhow::Result
         project: &project_values,
         kind: KindValues::new(project, resource),
         version: resource.version.to_string(),
-        webhook: webhook_values::AdmissionValues::new(project, resource),
+        webhook: webhook_values::AdmissionValues::new(project, resource, &WebhookFiles::default()),
     };
-    let contents = Templates::get().render("webhook/admission.rs", &values)?;
-    Ok(vec![PlannedFile::new(
-        resource.webhook_file(),
-        contents,
-        Owner::Scaffolded,
-    )])
+    webhooks
+        .admission_webhooks()
+        .map(|webhook| {
+            let template = format!("webhook/{}.rs", webhook.name());
+            Ok(PlannedFile::new(
+                resource.admission_file(webhook),
+                Templates::get().render(&template, &values)?,
+                Owner::Scaffolded,
+            ))
+        })
+        .collect()
 }
 
 /// The scaffolded `From` impls between `spoke` and its kind's hub, as rendered.

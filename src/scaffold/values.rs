@@ -140,7 +140,16 @@ pub struct ResourceValues<'a> {
 }
 
 impl ProjectValues {
+    /// The values of `project`, for the templates that do not name webhook files.
     pub fn new(project: &Project) -> Self {
+        Self::with_webhook_files(project, &super::webhook_values::WebhookFiles::default())
+    }
+
+    /// The values of `project` whose admission webhooks are served by `files`.
+    pub fn with_webhook_files(
+        project: &Project,
+        files: &super::webhook_values::WebhookFiles,
+    ) -> Self {
         let name = &project.project_name;
         let kinds: Vec<KindValues> = project
             .kinds()
@@ -193,7 +202,7 @@ impl ProjectValues {
             kinds,
             groups,
             controllers,
-            webhooks: super::webhook_values::WebhooksValues::new(project),
+            webhooks: super::webhook_values::WebhooksValues::new(project, files),
             external_types: project
                 .foreign_kinds
                 .iter()

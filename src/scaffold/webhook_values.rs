@@ -1,12 +1,56 @@
 //! What the webhook templates are given: the project's webhooks, one entry per version that
 //! has admission webhooks, grouped as the generated module tree lists them.
 
+use std::collections::BTreeSet;
+
 use serde::Serialize;
 
+use super::tree::Tree;
 use crate::{
-    model::{Resource, deployed_configuration_names},
+    model::{AdmissionWebhook, Resource, deployed_configuration_names},
     project::Project,
 };
+
+/// The file that serves each admission webhook of each version: its own
+/// ([`Resource::admission_file`]), or, in a project made by opgen 0.2.0 or earlier, the one
+/// file that holds both admission webhooks of the version ([`Resource::combined_webhook_file`])
+/// for as long as that file is there and the webhook has no file of its own. So a project of
+/// then keeps its files as they are, and a webhook added to it later gets its own.
+#[derive(Debug, Clone, Default)]
+pub struct WebhookFiles {
+    /// The webhook files of the project that exist (or are being written).
+    present: BTreeSet<String>,
+}
+
+impl WebhookFiles {
+    /// The webhook files of `project` in `tree`.
+    pub fn of(project: &Project, tree: &Tree) -> Self {
+        let mut present = BTreeSet::new();
+        for resource in &project.resources {
+            let candidates = AdmissionWebhook::ALL
+                .map(|webhook| resource.admission_file(webhook))
+                .into_iter()
+                .chain([resource.combined_webhook_file()]);
+            present.extend(candidates.filter(|path| tree.has(path)));
+        }
+        Self { present }
+    }
+
+    /// Whether the webhook of `resource` is served by the combined file of its version.
+    pub fn in_combined_file(&self, resource: &Resource, webhook: AdmissionWebhook) -> bool {
+        !self.present.contains(&resource.admission_file(webhook))
+            && self.present.contains(&resource.combined_webhook_file())
+    }
+
+    /// The module, in its group, of the file that serves the webhook of `resource`.
+    pub fn module(&self, resource: &Resource, webhook: AdmissionWebhook) -> String {
+        if self.in_combined_file(resource, webhook) {
+            resource.combined_webhook_module()
+        } else {
+            resource.admission_module(webhook)
+        }
+    }
+}
 
 /// The webhooks of a project.
 #[derive(Debug, Clone, Default, Serialize)]
@@ -54,13 +98,12 @@ pub struct AdmissionValues {
     pub version: String,
     pub qualified_group: String,
     pub plural: String,
-    /// `db::backup_v1`, under `crate::webhooks`.
-    pub module_path: String,
-    /// The module of the file in its group: `backup_v1`.
-    pub module: String,
-    pub file: String,
+    pub group_module: String,
     pub defaulting: bool,
     pub validation: bool,
+    /// The modules, in their group, of the files that serve each: `backup_v1_defaulting`.
+    pub defaulting_module: String,
+    pub validation_module: String,
     pub mutate_path: String,
     pub validate_path: String,
     /// The webhook configurations' entry names: `mbackup-v1.db.example.com`.
@@ -69,27 +112,35 @@ pub struct AdmissionValues {
 }
 
 impl WebhooksValues {
-    pub fn new(project: &Project) -> Self {
+    /// The webhooks of `project`, served by `files`.
+    pub fn new(project: &Project, files: &WebhookFiles) -> Self {
         let admission: Vec<AdmissionValues> = project
             .resources
             .iter()
             .filter(|r| r.webhooks.is_some_and(|w| w.admission()))
-            .map(|r| AdmissionValues::new(project, r))
+            .map(|r| AdmissionValues::new(project, r, files))
             .collect();
         let mut groups: Vec<WebhookGroupValues> = Vec::new();
         for webhook in &admission {
-            let group = webhook.module_path.split("::").next().unwrap_or_default();
-            match groups.iter_mut().find(|g| g.module == group) {
-                Some(found) => found.files.push(webhook.module.clone()),
-                None => groups.push(WebhookGroupValues {
-                    module: group.to_owned(),
-                    files: vec![webhook.module.clone()],
-                }),
+            let modules = [
+                (webhook.defaulting, &webhook.defaulting_module),
+                (webhook.validation, &webhook.validation_module),
+            ];
+            for (_, module) in modules.into_iter().filter(|(recorded, _)| *recorded) {
+                match groups.iter_mut().find(|g| g.module == webhook.group_module) {
+                    Some(found) => found.files.push(module.clone()),
+                    None => groups.push(WebhookGroupValues {
+                        module: webhook.group_module.clone(),
+                        files: vec![module.clone()],
+                    }),
+                }
             }
         }
         groups.sort_by(|a, b| a.module.cmp(&b.module));
         for group in &mut groups {
             group.files.sort();
+            // One combined file serves both webhooks of its version.
+            group.files.dedup();
         }
         let conversions: Vec<ConversionValues> = project
             .kinds()
@@ -188,7 +239,7 @@ fn ca_injection_markers(project: &Project, conversions: &[ConversionValues]) -> 
 }
 
 impl AdmissionValues {
-    pub fn new(project: &Project, resource: &Resource) -> Self {
+    pub fn new(project: &Project, resource: &Resource, files: &WebhookFiles) -> Self {
         let domain = &project.domain;
         let webhooks = resource.webhooks.unwrap_or_default();
         let qualified_group = resource.qualified_group(domain);
@@ -203,13 +254,13 @@ impl AdmissionValues {
             kind: resource.kind.to_string(),
             version: resource.version.to_string(),
             plural: resource.plural.to_string(),
-            module_path: format!("{}::{}", resource.group.module(), resource.webhook_module()),
-            module: resource.webhook_module(),
-            file: resource.webhook_file(),
+            group_module: resource.group.module(),
             defaulting: webhooks.defaulting,
             validation: webhooks.validation,
-            mutate_path: resource.admission_path("mutate", domain),
-            validate_path: resource.admission_path("validate", domain),
+            defaulting_module: files.module(resource, AdmissionWebhook::Defaulting),
+            validation_module: files.module(resource, AdmissionWebhook::Validation),
+            mutate_path: resource.admission_path(AdmissionWebhook::Defaulting.verb(), domain),
+            validate_path: resource.admission_path(AdmissionWebhook::Validation.verb(), domain),
             mutate_name: name('m'),
             validate_name: name('v'),
             qualified_group,
@@ -246,7 +297,10 @@ mod tests {
 
     #[test]
     fn the_ca_injection_patches_only_the_projects_own_objects_by_name() {
-        let markers = WebhooksValues::new(&project(Scope::Cluster, true)).ca_injection_markers;
+        let values = |scope, conversion| {
+            WebhooksValues::new(&project(scope, conversion), &WebhookFiles::default())
+        };
+        let markers = values(Scope::Cluster, true).ca_injection_markers;
         assert_eq!(
             markers,
             [
@@ -258,7 +312,7 @@ mod tests {
             ]
         );
         // Without a converting kind no CRD is patched: an empty `resourceNames` would mean all.
-        let markers = WebhooksValues::new(&project(Scope::Cluster, false)).ca_injection_markers;
+        let markers = values(Scope::Cluster, false).ca_injection_markers;
         assert_eq!(markers.len(), 4, "{markers:?}");
         assert!(
             markers
@@ -267,7 +321,7 @@ mod tests {
             "{markers:?}"
         );
         assert!(
-            WebhooksValues::new(&project(Scope::Namespace, true))
+            values(Scope::Namespace, true)
                 .ca_injection_markers
                 .is_empty()
         );

@@ -1,8 +1,9 @@
 //! A project of the previous release, opgen 0.1.0 (its machinery generated into `src/runtime/`
 //! and `tests/integration/envtest.rs`), brought to this one with `opgen update`: the
 //! machinery's files go, opgen-runtime's copy and the dependency come, and the project, with
-//! its kinds and webhooks as 0.1.0 scaffolded them, builds, passes its tests and lints, and runs
-//! on the control plane.
+//! its kinds and webhooks as 0.1.0 scaffolded them (one file for both admission webhooks of a
+//! version), and a webhook this opgen adds beside one of those files, builds, passes its tests
+//! and lints, and runs on the control plane.
 //!
 //! The previous release is built from this repository's own history (`PREVIOUS_RELEASE`), into
 //! the shared target directory.
@@ -88,7 +89,18 @@ pub fn update_from_the_previous_release() {
     ] {
         run(root, &format!("{previous} {args}"), true);
     }
-    webhooks::add_with(&project, &previous);
+    webhooks::add_with_older(&project, &previous);
+    // A version with one admission webhook, in the one file per version the release
+    // scaffolded: this opgen adds the other beside it.
+    let combined = "src/webhooks/data/postgres_cluster_v1alpha1.rs";
+    run(
+        root,
+        &format!(
+            "{previous} create webhook --group data --version v1alpha1 --kind PostgresCluster --defaulting"
+        ),
+        true,
+    );
+    let defaulting = project.read(combined);
     assert!(root.join("src/runtime/reconcile.rs").exists());
     assert!(root.join("tests/integration/envtest.rs").exists());
 
@@ -115,6 +127,17 @@ pub fn update_from_the_previous_release() {
             .contains(&format!("version = \"={}\"", env!("CARGO_PKG_VERSION"))),
         "{}",
         project.read("Cargo.toml")
+    );
+
+    run(
+        root,
+        "opgen create webhook --group data --version v1alpha1 --kind PostgresCluster --validation",
+        true,
+    );
+    assert_eq!(project.read(combined), defaulting, "{combined} was changed");
+    assert!(
+        root.join("src/webhooks/data/postgres_cluster_v1alpha1_validation.rs")
+            .is_file()
     );
 
     // What docs/update.md asks of a 0.1.0 plain controller's test: an unchanged status is no

@@ -12,19 +12,29 @@ use crate::{
     on_cluster::{SETTLE, Setup},
 };
 
-/// The kind's webhook file, and the label its `default` sets.
-const FILE: &str = "src/webhooks/db/my_sql_cluster_v1.rs";
+/// The kind's webhook files, and the label its `default` sets.
+const DEFAULTING_FILE: &str = "src/webhooks/db/my_sql_cluster_v1_defaulting.rs";
+const VALIDATION_FILE: &str = "src/webhooks/db/my_sql_cluster_v1_validation.rs";
+/// The one file of both admission webhooks that opgen 0.2.0 and earlier scaffolded.
+const COMBINED_FILE: &str = "src/webhooks/db/my_sql_cluster_v1.rs";
 const DEFAULTED: &str = "e2e.example.com/defaulted";
 const CRD: &str = "mysqlclusters.db.example.com";
 
 /// `create webhook` for db's MySQLCluster (v1, the hub; v1alpha1 converts through it), with a
-/// default and a rule written in its file as a user writes them.
+/// default and a rule written in its files as a user writes them.
 pub fn add(project: &Project) {
-    add_with(project, "opgen");
+    create(project, "opgen");
+    write_rules(project, DEFAULTING_FILE, VALIDATION_FILE);
 }
 
-/// [`add`] with the opgen binary `opgen` (a path, or `opgen` for the one under test).
-pub fn add_with(project: &Project, opgen: &str) {
+/// [`add`] with an older opgen binary `opgen`, which scaffolds both admission webhooks of the
+/// version into one file.
+pub fn add_with_older(project: &Project, opgen: &str) {
+    create(project, opgen);
+    write_rules(project, COMBINED_FILE, COMBINED_FILE);
+}
+
+fn create(project: &Project, opgen: &str) {
     crate::run(
         &project.root,
         &format!(
@@ -32,31 +42,38 @@ pub fn add_with(project: &Project, opgen: &str) {
         ),
         true,
     );
-    let mut text = project.read(FILE);
-    for (scaffolded, written) in [
+}
+
+/// The default (in `defaulting`) and the rule (in `validation`) that `check` proves.
+pub fn write_rules(project: &Project, defaulting: &str, validation: &str) {
+    let edits = [
         (
+            defaulting,
             "    fn default(&self, obj: api::MySQLCluster) -> api::MySQLCluster {\n",
             format!(
                 "    fn default(&self, mut obj: api::MySQLCluster) -> api::MySQLCluster {{\n        obj.metadata\n            .labels\n            .get_or_insert_with(Default::default)\n            .entry(\"{DEFAULTED}\".to_owned())\n            .or_insert_with(|| \"true\".to_owned());\n"
             ),
         ),
         (
+            validation,
             "fn validate(_obj: &api::MySQLCluster) -> Verdict {\n",
             "fn validate(obj: &api::MySQLCluster) -> Verdict {\n    if obj.spec.size > 9 {\n        return Verdict::allow().error(\"spec.size\", \"must be at most 9\");\n    }\n".to_owned(),
         ),
         // The file's own test, told that `default` now sets a field.
         (
+            defaulting,
             "        assert_eq!(answer.get(\"patch\"), None, \"{answer}\");\n        assert_eq!(answer.get(\"patchType\"), None, \"{answer}\");\n",
             "        assert_eq!(answer[\"patchType\"], \"JSONPatch\", \"{answer}\");\n".to_owned(),
         ),
-    ] {
+    ];
+    for (file, scaffolded, written) in edits {
+        let text = project.read(file);
         assert!(
             text.contains(scaffolded),
-            "{FILE} no longer has {scaffolded:?}: update this test"
+            "{file} no longer has {scaffolded:?}: update this test"
         );
-        text = text.replace(scaffolded, &written);
+        project.write(file, &text.replace(scaffolded, &written));
     }
-    project.write(FILE, &text);
 }
 
 /// `make <target>` in `project`, with this opgen and the control plane's kubeconfig. (A

@@ -176,12 +176,25 @@ fn write_change(root: &Path, change: &FileChange, journal: &mut Journal) -> anyh
     check_unchanged(&path, change.old.as_deref())?;
     if change.action == Action::Delete {
         journal.record(&path, change.old.clone(), None);
-        return fs::remove_file(&path).with_context(|| format!("cannot remove {}", path.display()));
+        fs::remove_file(&path).with_context(|| format!("cannot remove {}", path.display()))?;
+        remove_empty_parents(root, &path);
+        return Ok(());
     }
     let parent = path.parent().expect("planned paths are inside the root");
     journal.create_dirs(parent)?;
     journal.record(&path, change.old.clone(), Some(change.new.clone()));
     write_atomically(&path, &change.new).with_context(|| format!("cannot write {}", path.display()))
+}
+
+/// Removes the directories between `path`'s and `root` that the removal of `path` left empty, so
+/// that a deleted kind leaves no empty group folders behind. Restoring the file makes its
+/// directory again ([`restore`]).
+fn remove_empty_parents(root: &Path, path: &Path) {
+    for dir in path.ancestors().skip(1) {
+        if dir == root || !dir.starts_with(root) || fs::remove_dir(dir).is_err() {
+            break;
+        }
+    }
 }
 
 /// Refuses to replace a file that no longer holds what the plan read from it: another program
@@ -353,7 +366,11 @@ fn restore(written: &Written) -> Result<(), String> {
         Err(err) => return Err(format!("cannot read it: {err}")),
     }
     let result = match &written.old {
-        Some(contents) => write_atomically(path, contents),
+        // A removed file's directory may have gone with it.
+        Some(contents) => path
+            .parent()
+            .map_or(Ok(()), fs::create_dir_all)
+            .and_then(|()| write_atomically(path, contents)),
         None => fs::remove_file(path),
     };
     result.map_err(|err| format!("cannot restore it: {err}"))
@@ -465,6 +482,26 @@ mod tests {
             fs::read_to_string(dir.path().join("retired.rs")).unwrap(),
             "old"
         );
+    }
+
+    #[test]
+    fn a_removal_takes_the_folders_it_empties_and_gives_them_back() {
+        let dir = tempfile::tempdir().unwrap();
+        fs::create_dir_all(dir.path().join("src/db/v1")).unwrap();
+        fs::write(dir.path().join("src/db/v1/kind.rs"), "old").unwrap();
+        fs::write(dir.path().join("src/lib.rs"), "lib").unwrap();
+        fs::write(dir.path().join("blocker"), "").unwrap();
+        let mut removal = plan(dir.path(), &[("blocker/file", "x")]);
+        removal.delete("src/db/v1/kind.rs".to_owned(), "old".to_owned());
+        apply(&removal, &mut Shell::captured(), &Interrupt::never()).unwrap_err();
+        assert_eq!(
+            fs::read_to_string(dir.path().join("src/db/v1/kind.rs")).unwrap(),
+            "old"
+        );
+        let mut removal = plan(dir.path(), &[]);
+        removal.delete("src/db/v1/kind.rs".to_owned(), "old".to_owned());
+        apply(&removal, &mut Shell::captured(), &Interrupt::never()).unwrap();
+        assert_eq!(names(&dir.path().join("src")), ["lib.rs"]);
     }
 
     #[test]

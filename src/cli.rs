@@ -62,6 +62,11 @@ pub enum Command {
     /// Add something to the project
     #[command(subcommand)]
     Create(CreateCommand),
+    /// Remove something from the project
+    #[command(subcommand)]
+    Delete(DeleteCommand),
+    /// Change a project-wide choice made at `init`: the operator's scope, the license
+    Edit(EditArgs),
     /// Regenerate files from the project's sources
     #[command(subcommand)]
     Generate(GenerateCommand),
@@ -117,6 +122,15 @@ pub enum CreateCommand {
     Api(CreateApiArgs),
     /// Add defaulting, validation or conversion webhooks to a kind
     Webhook(CreateWebhookArgs),
+}
+
+#[derive(Debug, Subcommand)]
+pub enum DeleteCommand {
+    /// Remove a version of a kind (the whole kind with its last version), or a controller of a
+    /// kind the project does not own, with everything opgen made for it
+    Api(DeleteApiArgs),
+    /// Remove defaulting, validation or conversion webhooks of a kind
+    Webhook(DeleteWebhookArgs),
 }
 
 #[derive(Debug, Subcommand)]
@@ -296,6 +310,90 @@ pub struct CreateWebhookArgs {
     pub force: bool,
     #[command(flatten)]
     pub write: WriteArgs,
+}
+
+#[derive(Debug, Args)]
+#[command(
+    mut_arg("group", |arg| arg.help("API group of the kind, without the domain, e.g. db (`core` for the core group)")),
+    mut_arg("version", |arg| arg.help("The version to remove, e.g. v1alpha1")),
+    mut_arg("kind", |arg| arg.help("Kind, in PascalCase, as created with `opgen create api`")),
+    long_about = "Remove a version of a kind from PROJECT, and everything opgen made for it: its types, \
+        sample and webhooks, and with the kind's last version its controller, integration test, \
+        roles, CRD and bundle entries. A kind the project does not own (`create api \
+        --resource=false`) loses its controller. opgen's own files (wiring, kustomizations, \
+        alerts, dashboard, RBAC, webhook configurations, CRDs) are rebuilt without it.\n\n\
+        Files you changed since opgen scaffolded them are listed and kept, and nothing is \
+        done, unless --force is given; --dry-run shows every file it would remove or change."
+)]
+pub struct DeleteApiArgs {
+    #[command(flatten)]
+    pub kind: KindArgs,
+    /// Also remove or rewrite the files you changed since opgen scaffolded them (see them
+    /// first with --dry-run --force)
+    #[arg(long)]
+    pub force: bool,
+    #[command(flatten)]
+    pub write: WriteArgs,
+}
+
+#[derive(Debug, Args)]
+#[command(
+    mut_arg("group", |arg| arg.help("API group of the kind, without the domain, e.g. db")),
+    mut_arg("version", |arg| arg.help("API version of the webhooks, e.g. v1alpha1")),
+    mut_arg("kind", |arg| arg.help("Kind, in PascalCase, as created with `opgen create api`")),
+)]
+pub struct DeleteWebhookArgs {
+    #[command(flatten)]
+    pub kind: KindArgs,
+    /// The mutating webhook that sets defaults
+    #[arg(long)]
+    pub defaulting: bool,
+    /// The validating webhook
+    #[arg(long, alias = "programmatic-validation")]
+    pub validation: bool,
+    /// The kind's conversion webhook (the versions are then served without conversion, so
+    /// their schemas must agree)
+    #[arg(long)]
+    pub conversion: bool,
+    /// Also remove or rewrite the files you changed since opgen scaffolded them (see them
+    /// first with --dry-run --force)
+    #[arg(long)]
+    pub force: bool,
+    #[command(flatten)]
+    pub write: WriteArgs,
+}
+
+#[derive(Debug, Args)]
+#[command(
+    long_about = "Change a project-wide choice that `opgen init` made, and what follows from it: \
+        opgen rewrites its own files from PROJECT, the lines of yours that carry the choice \
+        (the webhook wiring of config/default, the CSV base's install modes, the Helm values' \
+        watchNamespace, the license in Cargo.toml and the README), and the scaffolded files you \
+        have not changed; a scaffolded file you changed that must change is listed, and nothing \
+        is done, unless --force is given. opgen has one layout, with a folder per API group \
+        (Kubebuilder's multi-group layout), so there is no --multigroup; the Kubernetes \
+        release is `opgen update`'s."
+)]
+pub struct EditArgs {
+    /// Watch only the operator's own namespace (a Role instead of a ClusterRole)
+    #[arg(long, conflicts_with = "cluster_wide")]
+    pub namespaced: bool,
+    /// Watch every namespace (a ClusterRole)
+    #[arg(long)]
+    pub cluster_wide: bool,
+    /// The project's license (LICENSE, Cargo.toml, the README)
+    #[arg(long, value_enum)]
+    pub license: Option<License>,
+    /// Copyright owner, for the license and the CSV base's maintainer
+    #[arg(long)]
+    pub owner: Option<String>,
+    /// Also rewrite the files you changed since opgen scaffolded them (see them first with
+    /// --dry-run --force)
+    #[arg(long)]
+    pub force: bool,
+    /// Show what would be changed (a diff for changed files), write nothing
+    #[arg(long)]
+    pub dry_run: bool,
 }
 
 #[derive(Debug, Args)]

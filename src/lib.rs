@@ -20,6 +20,7 @@ pub mod new_directory;
 pub mod overrides;
 pub mod plan;
 pub mod project;
+pub mod project_change;
 pub mod prompt;
 pub mod rustfmt;
 pub mod scaffold;
@@ -32,7 +33,7 @@ use std::process::ExitCode;
 
 use clap::{CommandFactory, Parser};
 
-use cli::{Cli, Command, CreateCommand, GenerateCommand};
+use cli::{Cli, Command, CreateCommand, DeleteCommand, GenerateCommand};
 use shell::Shell;
 
 /// Runs opgen with the process's arguments and returns its exit code.
@@ -62,6 +63,11 @@ fn run(command: Command, shell: &mut Shell) -> anyhow::Result<ExitCode> {
         Command::Create(CreateCommand::Webhook(args)) => {
             commands::create_webhook::run(args, shell)?
         }
+        Command::Delete(DeleteCommand::Api(args)) => commands::delete_api::run(args, shell)?,
+        Command::Delete(DeleteCommand::Webhook(args)) => {
+            commands::delete_webhook::run(args, shell)?
+        }
+        Command::Edit(args) => commands::edit::run(args, shell)?,
         Command::Generate(GenerateCommand::Manifests(args)) => {
             return commands::generate_manifests::run(args, shell);
         }

@@ -22,8 +22,10 @@ pub enum Owner {
     /// An output of `generate manifests`, rewritten whenever the sources change.
     Manifest,
     /// A user's file to which a command adds lines, computed from its current text (the
-    /// webhook server's crates in `Cargo.toml`): written whatever the conflict policy, since
-    /// nothing of the user's is lost (`--dry-run` shows the addition).
+    /// webhook server's crates in `Cargo.toml`), or changes only where it follows the record,
+    /// or writes again because it is still exactly what opgen scaffolded (`delete`, `edit`):
+    /// written whatever the conflict policy, since nothing of the user's is lost (`--dry-run`
+    /// shows the change).
     Amended,
     /// `PROJECT`: the user's to edit and opgen's to rewrite, since every command reads it
     /// (and refuses an edit that breaks its rules) before it writes it back.

@@ -15,8 +15,16 @@ fn help_lists_every_command() {
         .success()
         .stdout(predicate::str::contains("init"))
         .stdout(predicate::str::contains("create"))
+        .stdout(predicate::str::contains("delete"))
+        .stdout(predicate::str::contains("edit"))
         .stdout(predicate::str::contains("generate"))
         .stdout(predicate::str::contains("completions"));
+    opgen(temp.path())
+        .args("delete --help".split_whitespace())
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("api"))
+        .stdout(predicate::str::contains("webhook"));
     opgen(temp.path())
         .args("create --help".split_whitespace())
         .assert()
@@ -44,7 +52,11 @@ fn version_and_completions() {
         .args("completions bash".split_whitespace())
         .assert()
         .success()
-        .stdout(predicate::str::contains("_opgen()"));
+        .stdout(predicate::str::contains("_opgen()"))
+        .stdout(predicate::str::contains(
+            "opgen__subcmd__delete__subcmd__webhook",
+        ))
+        .stdout(predicate::str::contains("--cluster-wide"));
     // The release archives carry this page as man1/opgen.1.
     opgen(temp.path())
         .arg("man")
@@ -52,7 +64,9 @@ fn version_and_completions() {
         .success()
         .stdout(predicate::str::starts_with(".ie \\n(.g .ds Aq"))
         .stdout(predicate::str::contains(".TH opgen 1"))
-        .stdout(predicate::str::contains("opgen\\-init(1)"));
+        .stdout(predicate::str::contains("opgen\\-init(1)"))
+        .stdout(predicate::str::contains("opgen\\-delete(1)"))
+        .stdout(predicate::str::contains("opgen\\-edit(1)"));
 }
 
 #[test]

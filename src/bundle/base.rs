@@ -79,6 +79,81 @@ pub fn supported_modes(project: &Project) -> &'static [&'static str] {
     }
 }
 
+/// What the base's comment on its install modes says of the scope: what the operator watches,
+/// and the modes that follows from.
+fn scope_words(project: &Project) -> (&'static str, &'static str) {
+    if project.namespaced() {
+        (
+            "watches only the namespace OLM targets",
+            "OwnNamespace and SingleNamespace",
+        )
+    } else {
+        ("watches every namespace", "AllNamespaces only")
+    }
+}
+
+/// `base`, a CSV base's text, with each of its `installModes` supported as `project`'s scope
+/// says (and its comment on them, when it is opgen's), the rest as it is; and whether it has
+/// install modes to set. `opgen edit` calls it when the scope changes.
+pub fn with_install_modes(base: &str, project: &Project) -> (String, bool) {
+    let supported = supported_modes(project);
+    let (watches, modes) = scope_words(project);
+    let mut lines: Vec<String> = base.lines().map(str::to_owned).collect();
+    let mut found = false;
+    let mut mode: Option<String> = None;
+    let mut modes_indent: Option<usize> = None;
+    for index in 0..lines.len() {
+        let line = lines[index].clone();
+        let trimmed = line.trim();
+        if trimmed.starts_with("# Which OperatorGroups may install the operator: it ")
+            && lines
+                .get(index + 1)
+                .is_some_and(|next| next.contains("; `opgen generate bundle` refuses modes"))
+        {
+            let indent = &line[..line.len() - line.trim_start().len()];
+            lines[index] = format!(
+                "{indent}# Which OperatorGroups may install the operator: it {watches}, so it supports"
+            );
+            lines[index + 1] = format!(
+                "{indent}# {modes}; `opgen generate bundle` refuses modes that contradict that."
+            );
+            continue;
+        }
+        let indent = line.len() - line.trim_start().len();
+        if trimmed == "installModes:" {
+            modes_indent = Some(indent);
+            continue;
+        }
+        let Some(list_indent) = modes_indent else {
+            continue;
+        };
+        if indent <= list_indent
+            && !trimmed.is_empty()
+            && !trimmed.starts_with('-')
+            && !trimmed.starts_with('#')
+        {
+            modes_indent = None;
+            continue;
+        }
+        if let Some(kind) = trimmed.strip_prefix("- type:") {
+            mode = Some(kind.trim().to_owned());
+        } else if let (Some(kind), Some(_)) = (&mode, trimmed.strip_prefix("supported:")) {
+            lines[index] = format!(
+                "{}supported: {}",
+                &line[..indent],
+                supported.contains(&kind.as_str())
+            );
+            found = true;
+            mode = None;
+        }
+    }
+    let mut text = lines.join("\n");
+    if base.ends_with('\n') {
+        text.push('\n');
+    }
+    (text, found)
+}
+
 /// Every install mode OLM knows, in its documentation's order.
 pub const INSTALL_MODES: [&str; 4] = [
     "OwnNamespace",
@@ -118,16 +193,8 @@ pub fn scaffold_files(
         maintainer: serde_json::to_string(&holder).expect("a string serializes"),
         package: package.to_string(),
         domain: project.domain.to_string(),
-        scope_sentence: if project.namespaced() {
-            "watches only the namespace OLM targets"
-        } else {
-            "watches every namespace"
-        },
-        supported_modes: if project.namespaced() {
-            "OwnNamespace and SingleNamespace"
-        } else {
-            "AllNamespaces only"
-        },
+        scope_sentence: scope_words(project).0,
+        supported_modes: scope_words(project).1,
         install_modes: INSTALL_MODES
             .iter()
             .map(|kind| InstallMode {
@@ -193,6 +260,31 @@ mod tests {
             "config/manifests/bases/demo-operator.clusterserviceversion.yaml"
         );
         serde_saphyr::from_str(&files[1].contents).unwrap()
+    }
+
+    #[test]
+    fn the_install_modes_follow_a_new_scope_and_nothing_else_changes() {
+        let text = |project: &Project| {
+            let package = PackageName::of_project(&project.project_name);
+            scaffold_files(project, &package).unwrap()[1]
+                .contents
+                .clone()
+        };
+        let cluster = Project::for_test("demo-operator", Scope::Cluster);
+        let namespaced = Project::for_test("demo-operator", Scope::Namespace);
+        let mine = text(&cluster).replace("maturity: alpha", "maturity: beta");
+        let (amended, found) = with_install_modes(&mine, &namespaced);
+        assert!(found);
+        assert_eq!(
+            amended,
+            text(&namespaced).replace("maturity: alpha", "maturity: beta")
+        );
+        let (back, _) = with_install_modes(&amended, &cluster);
+        assert_eq!(back, mine);
+        assert_eq!(
+            with_install_modes("spec: {}\n", &cluster),
+            ("spec: {}\n".to_owned(), false)
+        );
     }
 
     fn supported(base: &Value) -> Vec<&str> {

@@ -3,7 +3,10 @@
 
 pub mod create_api;
 pub mod create_webhook;
+pub mod delete_api;
+pub mod delete_webhook;
 pub mod dev;
+pub mod edit;
 pub mod generate_bundle;
 pub mod generate_helm;
 pub mod generate_manifests;
@@ -26,6 +29,7 @@ use crate::{
     model::OpgenVersion,
     plan::{Action, OnConflict, Plan, PlannedFile},
     project::Project,
+    project_change::ProjectChange,
     shell::Shell,
 };
 
@@ -90,6 +94,45 @@ pub fn write_scaffold(
     };
     let plan = Plan::new(root, files, on_conflict)?;
     write(&plan, dry_run, shell, interrupt)
+}
+
+/// Changes the project at `root` from `before` to `after` (see [`ProjectChange`]): prints the
+/// plan (`dry_run`) or writes it, and says what the user must change in their own files.
+pub fn change_project(
+    root: &Path,
+    before: &Project,
+    after: &Project,
+    force: bool,
+    dry_run: bool,
+    shell: &mut Shell,
+    interrupt: &Interrupt,
+) -> anyhow::Result<()> {
+    let change = ProjectChange {
+        root,
+        before,
+        after,
+    };
+    let changes = change.plan(force, interrupt)?;
+    changes.write(after, dry_run, shell, interrupt)?;
+    if !dry_run {
+        for note in &changes.notes {
+            shell.note(note);
+        }
+    }
+    Ok(())
+}
+
+/// The commands that bring the project's OLM bundle and Helm chart up to date, when it has
+/// them: a hint's lines.
+pub fn regenerate_packaging(root: &Path) -> String {
+    let mut steps = String::new();
+    if root.join(crate::bundle::MANIFESTS_DIR).is_dir() {
+        steps.push_str("  make bundle      # the OLM bundle\n");
+    }
+    if root.join(crate::helm::VALUES_FILE).is_file() {
+        steps.push_str("  make helm        # the Helm chart\n");
+    }
+    steps
 }
 
 /// Prints the plan (`--dry-run`) or carries it out, restoring every file if a write fails or

@@ -13,6 +13,9 @@ mod name_limit;
 mod project_chart;
 mod templating;
 mod values_schema;
+mod watch_namespace;
+
+pub use watch_namespace::with_watch_namespace;
 
 use std::{collections::BTreeMap, path::Path};
 

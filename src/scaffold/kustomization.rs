@@ -2,7 +2,9 @@
 //! `../webhook` to its resources, the patch of the manager's self-managed certificate, and the
 //! cert-manager component as a commented choice (selected in a namespaced project, whose
 //! manager cannot be given the permissions of the self-managed certificate). The file is the
-//! user's, so lines are only added, next to the ones they follow.
+//! user's, so lines are only added, next to the ones they follow; when the last webhook goes
+//! (`delete webhook`), or the scope changes what the wiring is (`edit`), exactly those lines
+//! are taken out again.
 
 use anyhow::bail;
 
@@ -73,6 +75,52 @@ pub fn with_webhook_wiring(kustomization: &str, self_managed: bool) -> anyhow::R
         (false, _) => text.push_str(CERT_MANAGER_SELECTED),
     }
     Ok(text)
+}
+
+/// The lines that refer to the webhooks' kustomize files, wherever they are.
+const WEBHOOK_LINES: [&str; 3] = ["- ../webhook", SELF_MANAGED_PATCH, "- ../certmanager"];
+
+/// `kustomization` without the webhook wiring [`with_webhook_wiring`] adds: its blocks when
+/// they are as opgen wrote them, and otherwise every line that refers to the webhooks' files
+/// (commented or not), with a `patches:` or `components:` key left without entries.
+pub fn without_webhook_wiring(kustomization: &str) -> String {
+    let mut text = kustomization.to_owned();
+    for block in [SELF_MANAGED, CERT_MANAGER, CERT_MANAGER_SELECTED] {
+        text = text.replacen(block, "\n", 1);
+    }
+    text = text.replacen(&format!("\n{WEBHOOK}\n"), "\n", 1);
+    let lines: Vec<&str> = text
+        .lines()
+        .filter(|line| {
+            let entry = line.trim_start_matches('#').trim();
+            !WEBHOOK_LINES.contains(&entry)
+        })
+        .collect();
+    let mut kept: Vec<&str> = Vec::with_capacity(lines.len());
+    for (index, line) in lines.iter().enumerate() {
+        let key = line.trim_start_matches('#').trim_end();
+        let has_entries = lines
+            .get(index + 1)
+            .is_some_and(|next| next.trim_start_matches('#').starts_with('-'));
+        if matches!(key, "patches:" | "components:") && !has_entries {
+            continue;
+        }
+        kept.push(line);
+    }
+    while kept.last().is_some_and(|line| line.trim().is_empty()) {
+        kept.pop();
+    }
+    let mut text = kept.join("\n");
+    text.push('\n');
+    text
+}
+
+/// The network policies' `kustomization` without the webhook policy.
+pub fn without_webhook_policy(kustomization: &str) -> String {
+    kustomization
+        .split_inclusive('\n')
+        .filter(|line| line.trim_start_matches('#').trim() != "- allow-webhook-traffic.yaml")
+        .collect()
 }
 
 /// The network policies' `kustomization` with the webhook policy in its resources; the same
@@ -165,6 +213,30 @@ mod tests {
         );
         assert_eq!(with_webhook_policy(&after), after);
         assert_eq!(with_webhook_policy("patches: []\n"), "patches: []\n");
+    }
+
+    #[test]
+    fn the_wiring_comes_out_as_it_went_in() {
+        let template = "namespace: demo-system\n\nresources:\n- ../crd\n- ../manager\n# [NETWORK POLICY] Admits only what the manager serves.\n- ../network-policy\n";
+        let users = "resources:\n- ../manager\npatches:\n- path: mine.yaml\n";
+        for before in [template, users] {
+            for self_managed in [true, false] {
+                let wired = with_webhook_wiring(before, self_managed).unwrap();
+                assert_eq!(without_webhook_wiring(&wired), before, "{wired}");
+            }
+        }
+        // A user's own arrangement of the lines: what refers to the webhooks goes, and the
+        // keys that held only that.
+        let rearranged = "resources:\n- ../manager\n- ../webhook\n\ncomponents:\n- ../certmanager\npatches:\n- path: manager_webhook_patch.yaml\n- path: mine.yaml\n";
+        assert_eq!(
+            without_webhook_wiring(rearranged),
+            "resources:\n- ../manager\n\npatches:\n- path: mine.yaml\n"
+        );
+        let policies = with_webhook_policy("resources:\n- allow-manager-traffic.yaml\n");
+        assert_eq!(
+            without_webhook_policy(&policies),
+            "resources:\n- allow-manager-traffic.yaml\n"
+        );
     }
 
     #[test]

@@ -7,7 +7,7 @@ mod crd_fields;
 mod crd_types;
 mod external_types;
 mod foreign_values;
-mod kustomization;
+pub mod kustomization;
 pub mod monitoring;
 pub mod monitoring_values;
 mod operand_values;
@@ -340,6 +340,15 @@ pub fn scaffolded_files(
 /// one when they are gone): `config/webhook/` with its Service and the `config/certmanager`
 /// component.
 fn render_webhook_config(project: &Project, root: &Path) -> anyhow::Result<Vec<PlannedFile>> {
+    Ok(webhook_config_files(project)?
+        .into_iter()
+        .filter(|file| !root.join(&file.path).exists())
+        .collect())
+}
+
+/// Every kustomize file of the webhooks as this opgen scaffolds it for `project` (see
+/// [`render_webhook_config`]).
+pub fn webhook_config_files(project: &Project) -> anyhow::Result<Vec<PlannedFile>> {
     let templates = Templates::get();
     let values = ProjectValues::new(project);
     let mut files = Vec::new();
@@ -385,13 +394,11 @@ fn render_webhook_config(project: &Project, root: &Path) -> anyhow::Result<Vec<P
     .iter()
     .chain(self_managed)
     {
-        if !root.join(path).exists() {
-            files.push(PlannedFile::new(
-                path,
-                templates.render(template, &values)?,
-                Owner::Scaffolded,
-            ));
-        }
+        files.push(PlannedFile::new(
+            path,
+            templates.render(template, &values)?,
+            Owner::Scaffolded,
+        ));
     }
     Ok(files)
 }

@@ -186,7 +186,19 @@ impl Project {
     /// scaffolds with their doc comments, and the conversion webhook of a kind that has one.
     /// The role comes from the markers, as always.
     pub fn generate_manifests_without_building(&self) {
-        let project: serde_json::Value = serde_saphyr::from_str(&self.read("PROJECT")).unwrap();
+        let path = self.crdgen_stand_in(&self.read("PROJECT"));
+        self.opgen()
+            .args(["generate", "manifests"])
+            .env("PATH", path)
+            .assert()
+            .success();
+    }
+
+    /// A `PATH` whose `cargo` prints, as the project's crdgen would, the CRDs of the kinds of
+    /// `record` (a `PROJECT`'s text), for a command that builds crdgen (see
+    /// [`Project::generate_manifests_without_building`]).
+    pub fn crdgen_stand_in(&self, record: &str) -> std::ffi::OsString {
+        let project: serde_json::Value = serde_saphyr::from_str(record).unwrap();
         let domain = project["domain"].as_str().unwrap();
         let project_name = project["projectName"].as_str().unwrap();
         let resources = project["resources"].as_array().unwrap();
@@ -261,15 +273,10 @@ impl Project {
             &bin.join("cargo"),
             &format!("#!/bin/sh\ncat '{}'\n", output.display()),
         );
-        let path = std::env::join_paths(
+        std::env::join_paths(
             std::iter::once(bin).chain(std::env::split_paths(&std::env::var_os("PATH").unwrap())),
         )
-        .unwrap();
-        self.opgen()
-            .args(["generate", "manifests"])
-            .env("PATH", path)
-            .assert()
-            .success();
+        .unwrap()
     }
 }
 

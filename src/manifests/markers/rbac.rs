@@ -107,16 +107,25 @@ const READER: Reader<Rule> = Reader {
 /// the self-managed webhook certificates.
 pub fn read_controllers(root: &Path, project: &Project) -> anyhow::Result<Vec<Rule>> {
     let mut files = Vec::new();
-    for dir in [CONTROLLERS_DIR, RUNTIME_DIR] {
+    for dir in SOURCE_DIRS {
         let dir = root.join(dir);
         if dir.exists() {
             files.extend(rust_files(root, &dir)?);
         }
     }
+    rules_of(&files, project)
+}
+
+/// The directories whose `.rs` files hold the markers of the manager role.
+pub const SOURCE_DIRS: [&str; 2] = [CONTROLLERS_DIR, RUNTIME_DIR];
+
+/// The rules of the markers of `files` (path and text, in path order), checked against the
+/// project's scope, as [`read_controllers`] reads them from disk.
+pub fn rules_of(files: &[(String, String)], project: &Project) -> anyhow::Result<Vec<Rule>> {
     let mut markers = Vec::new();
     let mut errors = Vec::new();
     for (file, text) in files {
-        match parse_source(&file, &text) {
+        match parse_source(file, text) {
             Ok(found) => markers.extend(found),
             Err(InvalidMarkers(found)) => errors.extend(found),
         }

@@ -77,10 +77,16 @@ pub fn read_webhooks(root: &Path) -> anyhow::Result<Vec<Webhook>> {
     if !dir.exists() {
         return Ok(Vec::new());
     }
+    webhooks_of(&rust_files(root, &dir)?)
+}
+
+/// The webhooks of the markers of `files` (path and text, in path order), as
+/// [`read_webhooks`] reads them from disk.
+pub fn webhooks_of(files: &[(String, String)]) -> anyhow::Result<Vec<Webhook>> {
     let mut webhooks: Vec<(Place, Webhook)> = Vec::new();
     let mut errors = Vec::new();
-    for (file, text) in rust_files(root, &dir)? {
-        let (found, bad) = READER.read(&file, &text);
+    for (file, text) in files {
+        let (found, bad) = READER.read(file, text);
         webhooks.extend(found);
         errors.extend(bad);
     }

@@ -96,6 +96,55 @@ pub enum Refusal {
         flags: Vec<&'static str>,
     },
 
+    // ---- delete api, delete webhook.
+    /// A kind or version to delete that `PROJECT` does not have; `known` lists what it has.
+    NotInProject {
+        asked: KindVersion,
+        known: Vec<String>,
+    },
+    /// The storage version (the hub, when the kind converts) of a kind with other versions.
+    StorageVersionKept {
+        asked: KindVersion,
+        others: Vec<String>,
+        hub: bool,
+    },
+    /// Kinds whose objects reference the kind to delete (`create api --references`).
+    ReferencedBy {
+        kind: String,
+        group: String,
+        referrers: Vec<String>,
+    },
+    /// The version the kind's controller watches, whose `use` line opgen cannot find in `file`.
+    ControllerWatches {
+        asked: KindVersion,
+        file: String,
+        storage: String,
+    },
+    /// Webhooks asked for deletion that the version does not have.
+    NoSuchWebhook {
+        asked: KindVersion,
+        flags: Vec<&'static str>,
+        /// The flags of the webhooks it has.
+        has: Vec<&'static str>,
+    },
+    /// A version without webhooks; `elsewhere` lists the versions that have some.
+    HasNoWebhooks {
+        asked: KindVersion,
+        elsewhere: Vec<String>,
+    },
+
+    // ---- edit.
+    /// `--namespaced` for a project with cluster-scoped kinds, which a Role cannot grant.
+    ClusterScopedKinds {
+        kinds: Vec<String>,
+    },
+    /// `edit` without a flag: what it can change, and what the project has now.
+    NoEditAsked {
+        scope: &'static str,
+        license: String,
+        owner: String,
+    },
+
     // ---- create api --resource=false, a kind the project does not own.
     UnknownKind {
         kind: String,
@@ -305,6 +354,75 @@ impl Refusal {
                 "{asked} has the webhooks of {} already",
                 flags.join(" and ")
             ),
+            NotInProject { asked, known } => {
+                write!(f, "{asked} is not in PROJECT")?;
+                if known.is_empty() {
+                    f.write_str(", which has no kinds")
+                } else {
+                    write!(f, ", which has {}", known.join(", "))
+                }
+            }
+            StorageVersionKept { asked, others, hub } => write!(
+                f,
+                "{} is the storage version of {}{}, which has other versions ({}): the API server stores every {} as {}",
+                asked.version,
+                asked.kind,
+                if *hub {
+                    " and the hub its other versions convert through"
+                } else {
+                    ""
+                },
+                others.join(", "),
+                asked.kind,
+                asked.version
+            ),
+            ReferencedBy {
+                kind,
+                group,
+                referrers,
+            } => write!(
+                f,
+                "{kind} ({group}) is referenced by {} (`create api --references`): their objects name {kind} objects",
+                referrers.join(", ")
+            ),
+            ControllerWatches {
+                asked,
+                file,
+                storage,
+            } => write!(
+                f,
+                "the controller of {} watches {}, and {file} has no `use` of that version's module that opgen can point at {storage}",
+                asked.kind, asked.version
+            ),
+            NoSuchWebhook { asked, flags, has } => {
+                write!(f, "{asked} has no webhook of {}", flags.join(" or "))?;
+                if has.is_empty() {
+                    Ok(())
+                } else {
+                    write!(f, " (it has {})", has.join(", "))
+                }
+            }
+            HasNoWebhooks { asked, elsewhere } => {
+                write!(f, "{asked} has no webhooks")?;
+                if elsewhere.is_empty() {
+                    f.write_str(", and neither has any other version of the project")
+                } else {
+                    write!(f, "; those of the project are on {}", elsewhere.join(", "))
+                }
+            }
+            ClusterScopedKinds { kinds } => write!(
+                f,
+                "--namespaced: a namespaced operator watches one namespace with a Role, which grants nothing on cluster-scoped objects, and the project's controllers watch {}",
+                kinds.join(", ")
+            ),
+            NoEditAsked {
+                scope,
+                license,
+                owner,
+            } => write!(
+                f,
+                "nothing to change: opgen edit changes the project-wide choices of `opgen init`, and is given none\n\n  --namespaced, --cluster-wide   the operator's scope (now {scope})\n  --license apache2|mit|none     the project's license (now {license})\n  --owner NAME                   the copyright owner of the license (now {owner})"
+            ),
             UnknownKind { kind, unknown } => write!(
                 f,
                 "{kind} is not a kind of this project, nor a built-in kind: {unknown}"
@@ -377,6 +495,31 @@ impl Refusal {
                 "Drop {}, or pass --force to scaffold them again (see the changes first with --dry-run)",
                 if flags.len() == 1 { "it" } else { "them" }
             ),
+            NotInProject { .. } => "Name one of those with --group, --version and --kind".to_owned(),
+            StorageVersionKept { asked, hub, .. } => format!(
+                "Delete the other versions first, or make another one the storage version{}: set `storage: true` on its entry in PROJECT and `storage: false` on {}'s, run `make manifests`, and migrate the stored objects before you delete {}",
+                if *hub { " (and so the hub: its conversions are written against it)" } else { "" },
+                asked.version,
+                asked.version
+            ),
+            ReferencedBy { referrers, .. } => format!(
+                "Delete {} first, or remove the reference from it",
+                if referrers.len() == 1 { "it" } else { "them" }
+            ),
+            ControllerWatches { asked, storage, .. } => format!(
+                "Point the controller at {storage} yourself (its `use` of the {} module, `as api`), set `controller: true` on {storage}'s entry in PROJECT and `controller: false` on {}'s, then run this again",
+                asked.version, asked.version
+            ),
+            NoSuchWebhook { has, .. } if has.is_empty() => {
+                "Drop the flag".to_owned()
+            }
+            NoSuchWebhook { .. } => "Drop the flag, or name one it has".to_owned(),
+            HasNoWebhooks { .. } => "Name a version that has webhooks".to_owned(),
+            ClusterScopedKinds { kinds } => format!(
+                "Delete {} first (`opgen delete api`), or keep the operator cluster-wide",
+                if kinds.len() == 1 { "that kind" } else { "those kinds" }
+            ),
+            NoEditAsked { .. } => "Pass one of them or more".to_owned(),
             UnknownKind { .. } => "For a kind of your own, drop --resource=false; for another project's CRD, add --external-crd <file>".to_owned(),
             NotACrd { .. } => "Pass the file of an `apiextensions.k8s.io/v1` CustomResourceDefinition, as its project publishes it".to_owned(),
             CrdGroup { defined, .. } => format!("Pass --group {defined}"),

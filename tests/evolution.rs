@@ -9,14 +9,20 @@ use std::collections::BTreeMap;
 use common::{Project, fails_unchanged};
 use predicates::prelude::*;
 
-/// Runs `opgen <args>` (split at whitespace) and expects success.
+/// Runs `opgen <args>` (split at whitespace), expects success, and returns its stderr and
+/// stdout, in that order.
 fn ok(project: &Project, args: &str) -> String {
     let assert = project
         .opgen()
         .args(args.split_whitespace())
         .assert()
         .success();
-    String::from_utf8_lossy(&assert.get_output().stderr).into_owned()
+    let output = assert.get_output();
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&output.stderr),
+        String::from_utf8_lossy(&output.stdout)
+    )
 }
 
 /// Runs `opgen <args>` with the crdgen stand-in of `record` (the `PROJECT` the command
@@ -608,5 +614,60 @@ fn edit_license_and_owner_makes_the_project_init_would_have_made() {
     assert_eq!(
         differences(&project.tree(), &apache.tree()),
         Vec::<String>::new()
+    );
+}
+
+/// The OLM bundle and the Helm chart of a project regenerate after a delete and an edit: the
+/// deleted kind's bundle files go with it (`generate bundle` would refuse them as strays), the
+/// chart's webhook templates with the last webhook (`generate helm` would refuse them as
+/// stale), and the chart's `watchNamespace` value follows the scope.
+#[test]
+fn the_bundle_and_the_chart_follow_a_delete_and_an_edit() {
+    let project = project();
+    project.generate_manifests_without_building();
+    let bundle = "generate bundle --version 0.1.0 --image registry.example/op:v1";
+    ok(&project, bundle);
+    ok(&project, "generate helm");
+    let values = project.read("dist/chart/values.yaml");
+    assert!(values.contains("\nwatchNamespace: \"\"\n"), "{values}");
+    let stderr = ok(&project, "delete api --group db --version v1 --kind Backup");
+    for path in [
+        "bundle/manifests/db.example.com_backups.yaml",
+        "bundle/manifests/demo-operator-db-backup-editor-role_rbac.authorization.k8s.io_v1_clusterrole.yaml",
+        "bundle/manifests/demo-operator-db-backup-viewer-role_rbac.authorization.k8s.io_v1_clusterrole.yaml",
+    ] {
+        assert!(stderr.contains(&format!("Removing {path}\n")), "{stderr}");
+    }
+    assert!(
+        stderr.contains("make bundle") && stderr.contains("make helm"),
+        "{stderr}"
+    );
+    ok(&project, bundle);
+    for webhook in [
+        "--group db --version v1 --kind MySQLCluster",
+        "--group cache --version v1 --kind Memcached",
+    ] {
+        ok(&project, &format!("delete webhook {webhook}"));
+    }
+    assert!(
+        !project
+            .root
+            .join("dist/chart/templates/webhook.yaml")
+            .exists()
+    );
+    ok(&project, "generate helm");
+    ok(
+        &project,
+        "delete api --group core --version v1 --kind ConfigMap",
+    );
+    ok(&project, "edit --namespaced");
+    let values = project.read("dist/chart/values.yaml");
+    assert!(!values.contains("watchNamespace"), "{values}");
+    ok(&project, "generate helm");
+    ok(&project, bundle);
+    let csv = project.read("bundle/manifests/demo-operator.clusterserviceversion.yaml");
+    assert!(
+        csv.contains("  - supported: true\n    type: OwnNamespace\n"),
+        "{csv}"
     );
 }

@@ -193,9 +193,21 @@ fn yaml_file(value: &Value) -> anyhow::Result<String> {
     Ok(format!("{HEADER}\n{yaml}"))
 }
 
-/// Refuses to write the bundle while `bundle/` holds [`stray_files`].
-pub fn refuse_stray_files(root: &Path, files: &[PlannedFile]) -> anyhow::Result<()> {
-    let stray = stray_files(root, files)?;
+/// The files of `bundle/` that are not in `files`: those opgen generated, with their text, to
+/// remove (a kind or a webhook gone since the last bundle leaves them); any other is refused,
+/// since it is not opgen's to remove and would be packed into the bundle image.
+pub fn stray_files_to_remove(
+    root: &Path,
+    files: &[PlannedFile],
+) -> anyhow::Result<Vec<(String, String)>> {
+    let mut ours = Vec::new();
+    let mut stray = Vec::new();
+    for path in stray_files(root, files)? {
+        match std::fs::read_to_string(root.join(&path)) {
+            Ok(text) if text.starts_with(HEADER) => ours.push((path, text)),
+            _ => stray.push(path),
+        }
+    }
     if !stray.is_empty() {
         bail!(
             "{} not part of the bundle opgen generates, and would be packed into the bundle image: {}\n\nDelete {}, then run this again (a kind removed from PROJECT, or another --package, leaves such files)",
@@ -208,7 +220,7 @@ pub fn refuse_stray_files(root: &Path, files: &[PlannedFile]) -> anyhow::Result<
             if stray.len() == 1 { "it" } else { "them" }
         );
     }
-    Ok(())
+    Ok(ours)
 }
 
 /// Files under `bundle/manifests` and `bundle/metadata` that are not in `files`: a stale CRD

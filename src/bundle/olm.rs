@@ -61,10 +61,12 @@ pub fn files(project: &Project, options: &BundleOptions) -> anyhow::Result<Vec<P
         .names_under("bundle/olm/")
         .map(|name| {
             let file = name.trim_start_matches("bundle/olm/");
+            // An output of `generate bundle`, rewritten by every run as the bundle is: its
+            // header is the bundle's, not the one that guards the files rebuilt from PROJECT.
             Ok(PlannedFile::new(
                 format!("{OLM_DIR}/{file}"),
                 templates.render(name, &values)?,
-                Owner::Generated,
+                Owner::Manifest,
             ))
         })
         .collect()

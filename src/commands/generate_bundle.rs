@@ -54,8 +54,11 @@ fn generate(
     base::check_inputs(root, &options.package)?;
     let stream = renderer.render(root, base::MANIFESTS_DIR)?;
     let files = bundle::files(project, &options, &base, &stream)?;
-    bundle::refuse_stray_files(root, &files)?;
-    let plan = Plan::new(root, files, OnConflict::Refuse)?;
+    let strays = bundle::stray_files_to_remove(root, &files)?;
+    let mut plan = Plan::new(root, files, OnConflict::Refuse)?;
+    for (path, text) in strays {
+        plan.delete(path, text);
+    }
     for note in notes {
         shell.note(&note);
     }

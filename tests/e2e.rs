@@ -12,7 +12,8 @@
 //! the binaries and with them: see `integration_tests`.
 //!
 //! Another scenario makes a project with the previous release, built from this repository's
-//! history, and updates it: see `previous_release`.
+//! history, and updates it: see `previous_release`. Another changes a project after day one
+//! (`delete api`, `delete webhook`, `edit`) and proves it after every command: see `evolution`.
 //!
 //! All generated projects share one Cargo target directory (`target/e2e`), so the operator's
 //! dependencies are compiled once per Kubernetes version feature, not once per scenario.
@@ -22,6 +23,8 @@ mod batch;
 mod common;
 #[path = "e2e/dev.rs"]
 mod dev;
+#[path = "e2e/evolution.rs"]
+mod evolution;
 #[path = "e2e/foreign_kinds.rs"]
 mod foreign_kinds;
 #[path = "e2e/helm.rs"]

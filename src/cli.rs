@@ -286,6 +286,32 @@ pub struct CreateApiArgs {
     pub write: WriteArgs,
 }
 
+// The webhooks `create webhook` adds and `delete webhook` removes, as typed (a `//` comment,
+// as for `KindArgs`).
+#[derive(Debug, Args)]
+pub struct WebhookArgs {
+    /// The defaulting webhook: a mutating webhook that sets defaults on create and update
+    #[arg(long)]
+    pub defaulting: bool,
+    /// The validating webhook, for create, update and delete
+    #[arg(long, alias = "programmatic-validation")]
+    pub validation: bool,
+    /// The conversion webhook between the kind's versions (the storage version is the hub;
+    /// without one, the versions' schemas must agree)
+    #[arg(long)]
+    pub conversion: bool,
+}
+
+impl From<&WebhookArgs> for crate::model::Webhooks {
+    fn from(args: &WebhookArgs) -> Self {
+        Self {
+            defaulting: args.defaulting,
+            validation: args.validation,
+            conversion: args.conversion,
+        }
+    }
+}
+
 #[derive(Debug, Args)]
 #[command(
     mut_arg("group", |arg| arg.help("API group of the kind, without the domain, e.g. db")),
@@ -295,15 +321,8 @@ pub struct CreateApiArgs {
 pub struct CreateWebhookArgs {
     #[command(flatten)]
     pub kind: KindArgs,
-    /// A mutating webhook that sets defaults on create and update
-    #[arg(long)]
-    pub defaulting: bool,
-    /// A validating webhook for create, update and delete
-    #[arg(long, alias = "programmatic-validation")]
-    pub validation: bool,
-    /// A conversion webhook between the kind's versions (the storage version is the hub)
-    #[arg(long)]
-    pub conversion: bool,
+    #[command(flatten)]
+    pub webhooks: WebhookArgs,
     /// Overwrite the scaffolded webhook files, and scaffold webhooks that exist already
     /// (see the changes first with --dry-run)
     #[arg(long)]
@@ -345,16 +364,8 @@ pub struct DeleteApiArgs {
 pub struct DeleteWebhookArgs {
     #[command(flatten)]
     pub kind: KindArgs,
-    /// The mutating webhook that sets defaults
-    #[arg(long)]
-    pub defaulting: bool,
-    /// The validating webhook
-    #[arg(long, alias = "programmatic-validation")]
-    pub validation: bool,
-    /// The kind's conversion webhook (the versions are then served without conversion, so
-    /// their schemas must agree)
-    #[arg(long)]
-    pub conversion: bool,
+    #[command(flatten)]
+    pub webhooks: WebhookArgs,
     /// Also remove or rewrite the files you changed since opgen scaffolded them (see them
     /// first with --dry-run --force)
     #[arg(long)]

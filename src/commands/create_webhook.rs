@@ -28,11 +28,7 @@ pub fn run(args: CreateWebhookArgs, shell: &mut Shell) -> anyhow::Result<()> {
         group: group.parse()?,
         version: version.parse()?,
         kind: kind.parse()?,
-        webhooks: Webhooks {
-            defaulting: args.defaulting,
-            validation: args.validation,
-            conversion: args.conversion,
-        },
+        webhooks: Webhooks::from(&args.webhooks),
         force: args.force,
     };
 

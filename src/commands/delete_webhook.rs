@@ -20,11 +20,7 @@ pub fn run(args: DeleteWebhookArgs, shell: &mut Shell) -> anyhow::Result<()> {
         group,
         version,
         kind,
-        webhooks: Webhooks {
-            defaulting: args.defaulting,
-            validation: args.validation,
-            conversion: args.conversion,
-        },
+        webhooks: Webhooks::from(&args.webhooks),
         force: args.force,
     };
     let interrupt = Interrupt::catch_signals()?;

@@ -191,6 +191,19 @@ impl Operator {
         self.process.check_running()
     }
 
+    /// Stops it (SIGTERM), and fails unless it exits cleanly without any request refused: the
+    /// generated RBAC was enough.
+    pub fn stop_after_all_allowed(&mut self) {
+        let denied = self.forbidden();
+        assert!(
+            denied.is_empty(),
+            "the generated RBAC lacks a rule:\n{}",
+            denied.join("\n")
+        );
+        let status = self.stop().unwrap_or_else(|err| panic!("{err:#}"));
+        assert!(status.success(), "the manager stopped with {status}");
+    }
+
     /// SIGTERM, as Kubernetes stops a pod; the exit status.
     pub fn stop(&mut self) -> anyhow::Result<ExitStatus> {
         self.process.stop()

@@ -131,12 +131,7 @@ mod tests {
                 namespaced: false,
                 ..Resource::for_test("ops", "v1", "Policy")
             }],
-            foreign_kinds: vec![
-                serde_saphyr::from_str::<ForeignKind>(
-                    "origin: builtIn\ngroup: ''\nversion: v1\nkind: Namespace\nplural: namespaces\nnamespaced: false\n",
-                )
-                .unwrap(),
-            ],
+            foreign_kinds: vec![ForeignKind::built_in_for_test("core", "v1", "Namespace")],
             ..Project::for_test("demo", Scope::Cluster)
         };
         let nothing = change_settings(&project, &ChangeSettings::default())

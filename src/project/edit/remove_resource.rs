@@ -179,14 +179,10 @@ pub fn known(project: &Project) -> Vec<String> {
         .resources
         .iter()
         .map(|r| KindVersion::new(&r.kind, &r.group, &r.version).to_string());
-    let foreign = project.foreign_kinds.iter().map(|f| {
-        let group = if f.group.as_str().is_empty() {
-            "core"
-        } else {
-            f.group.as_str()
-        };
-        KindVersion::new(&f.kind, group, &f.version).to_string()
-    });
+    let foreign = project
+        .foreign_kinds
+        .iter()
+        .map(|f| KindVersion::new(&f.kind, f.group.shown(), &f.version).to_string());
     owned.chain(foreign).collect()
 }
 

@@ -304,6 +304,58 @@ fn a_failed_delete_restores_every_file() {
     assert!(project.tree() == before, "the failed delete left changes");
 }
 
+/// Ctrl-C while crdgen builds the CRDs of a deleted version, after every other file was
+/// written: they all come back, and the command exits as SIGINT ended it.
+#[test]
+fn ctrl_c_during_a_delete_restores_every_file() {
+    let project = project();
+    let before = project.tree();
+    let bin = project.temp.path().join("slow-cargo");
+    std::fs::create_dir_all(&bin).unwrap();
+    let started = project.temp.path().join("cargo-started");
+    common::write_script(
+        &bin.join("cargo"),
+        &format!("#!/bin/sh\ntouch '{}'\nexec sleep 60\n", started.display()),
+    );
+    let path = std::env::join_paths(
+        std::iter::once(bin).chain(std::env::split_paths(&std::env::var_os("PATH").unwrap())),
+    )
+    .unwrap();
+    let child = std::process::Command::new(env!("CARGO_BIN_EXE_opgen"))
+        .args("delete api --group db --version v1alpha1 --kind MySQLCluster".split_whitespace())
+        .current_dir(&project.root)
+        .env("PATH", path)
+        .env("NO_COLOR", "1")
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    while !started.exists() {
+        assert!(std::time::Instant::now() < deadline, "cargo never ran");
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    assert!(
+        !project
+            .root
+            .join("api/src/db/v1alpha1/my_sql_cluster.rs")
+            .exists(),
+        "the version's files are removed before crdgen runs"
+    );
+    std::process::Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    let output = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(130), "{stderr}");
+    assert!(stderr.contains("interrupted by SIGINT"), "{stderr}");
+    assert!(
+        project.tree() == before,
+        "the interrupted delete left changes"
+    );
+}
+
 #[test]
 fn delete_webhook_refuses_webhooks_the_version_has_not() {
     let project = project();

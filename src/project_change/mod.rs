@@ -24,7 +24,7 @@ use crate::{
     files::read_existing,
     interrupt::Interrupt,
     manifests::{crdgen, crds},
-    plan::{Action, GENERATED_MARKER, OnConflict, Plan, PlannedFile},
+    plan::{Action, FileChange, GENERATED_MARKER, OnConflict, Plan, PlannedFile},
     project::Project,
     scaffold,
     shell::Shell,
@@ -161,8 +161,19 @@ impl Changes {
             return interrupt.check().map_err(Into::into);
         }
         let root = self.plan.root.as_path();
+        // `PROJECT` last, after the CRDs too: it is the record of what the others hold.
+        let (record, files): (Vec<FileChange>, Vec<FileChange>) = self
+            .plan
+            .changes
+            .iter()
+            .cloned()
+            .partition(|change| change.path == crate::project::FILE_NAME);
+        let part = |changes| Plan {
+            root: root.to_path_buf(),
+            changes,
+        };
         let mut transaction = Transaction::new(interrupt.clone());
-        transaction.apply(&self.plan, shell)?;
+        transaction.apply(&part(files), shell)?;
         if self.rebuilds_crds && after.kinds().next().is_some() {
             let crds = crdgen::run(root, after, shell, interrupt)
                 .map_err(anyhow::Error::from)
@@ -173,6 +184,7 @@ impl Changes {
                 Err(err) => return Err(transaction.undo(err)),
             }
         }
+        transaction.apply(&part(record), shell)?;
         transaction.commit()
     }
 }

@@ -66,3 +66,76 @@ pub fn crds_change(before: &Project, after: &Project) -> bool {
         versions(before) != versions(after)
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{
+        model::{Resource, Webhooks},
+        project::Scope,
+    };
+
+    fn project(resources: Vec<Resource>) -> Project {
+        Project {
+            resources,
+            ..Project::for_test("demo", Scope::Cluster)
+        }
+    }
+
+    #[test]
+    fn the_crds_change_with_a_version_or_a_conversion_and_not_with_a_kind() {
+        let v1 = Resource::for_test("db", "v1", "Thing");
+        let alpha = Resource {
+            storage: false,
+            controller: false,
+            ..Resource::for_test("db", "v1alpha1", "Thing")
+        };
+        let other = Resource::for_test("ops", "v1", "Backup");
+        let converting = Resource {
+            webhooks: Some(Webhooks {
+                conversion: true,
+                ..Webhooks::default()
+            }),
+            ..v1.clone()
+        };
+        let all = project(vec![v1.clone(), alpha.clone(), other.clone()]);
+        assert!(crds_change(&all, &project(vec![v1.clone(), other.clone()])));
+        assert!(!crds_change(
+            &all,
+            &project(vec![v1.clone(), alpha.clone()])
+        ));
+        assert!(crds_change(
+            &project(vec![converting, alpha.clone()]),
+            &project(vec![v1.clone(), alpha])
+        ));
+        assert!(!crds_change(&all, &all));
+    }
+
+    #[test]
+    fn a_deleted_kind_retires_its_crd_and_bundle_files_that_exist() {
+        let dir = tempfile::tempdir().unwrap();
+        let backup = Resource::for_test("ops", "v1", "Backup");
+        let before = project(vec![Resource::for_test("db", "v1", "Thing"), backup]);
+        let after = project(vec![Resource::for_test("db", "v1", "Thing")]);
+        for path in [
+            "config/crd/bases/ops.example.com_backups.yaml",
+            "bundle/manifests/ops.example.com_backups.yaml",
+            "bundle/manifests/demo-ops-backup-editor-role_rbac.authorization.k8s.io_v1_clusterrole.yaml",
+            "config/crd/bases/db.example.com_things.yaml",
+        ] {
+            let path = dir.path().join(path);
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(path, "").unwrap();
+        }
+        let mut retired = retired(dir.path(), &before, &after);
+        retired.sort();
+        assert_eq!(
+            retired,
+            [
+                "bundle/manifests/demo-ops-backup-editor-role_rbac.authorization.k8s.io_v1_clusterrole.yaml",
+                "bundle/manifests/ops.example.com_backups.yaml",
+                "config/crd/bases/ops.example.com_backups.yaml",
+            ]
+        );
+    }
+}

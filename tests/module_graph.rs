@@ -28,6 +28,7 @@ const FORBIDDEN: &[(&str, &str)] = &[
     ("bundle", "commands"),
     ("helm", "commands"),
     ("update", "commands"),
+    ("project_change", "commands"),
     // Only the commands read what the user typed; the layers below take model types.
     ("bundle", "cli"),
     ("project", "cli"),
@@ -37,6 +38,7 @@ const FORBIDDEN: &[(&str, &str)] = &[
     ("apply", "cli"),
     ("helm", "cli"),
     ("update", "cli"),
+    ("project_change", "cli"),
 ];
 
 /// Modules that reach nothing of the crate (the rules above hold them to it), so that every

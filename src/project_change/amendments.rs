@@ -30,8 +30,9 @@ pub struct Amendments {
     pub retired: Vec<UserFile>,
     /// What the user must change themselves, said after the change.
     pub notes: Vec<String>,
-    /// The files these amendments look after, which the comparison of scaffolded files leaves
-    /// alone (a README whose license sentence is the user's own is not theirs to lose).
+    /// The files of which these amendments change a part: the comparison of scaffolded files
+    /// leaves them alone, the rest of them being the user's to keep (a README the user
+    /// rewrote does not stop `edit --license`).
     pub handled: Vec<String>,
 }
 

@@ -134,21 +134,13 @@ impl Changes {
         interrupt: &Interrupt,
     ) -> anyhow::Result<()> {
         for file in &self.forced {
-            shell.warn(&format!(
-                "{} {}: --force {} it",
-                file.path,
-                file.why,
-                if self
-                    .plan
-                    .changes
-                    .iter()
-                    .any(|c| { c.path == file.path && c.action == Action::Delete })
-                {
-                    "removes"
-                } else {
-                    "rewrites"
-                }
-            ));
+            let removed = self
+                .plan
+                .changes
+                .iter()
+                .any(|change| change.path == file.path && change.action == Action::Delete);
+            let verb = if removed { "removes" } else { "rewrites" };
+            shell.warn(&format!("{} {}: --force {verb} it", file.path, file.why));
         }
         if dry_run {
             apply::print_changes(&self.plan, shell);

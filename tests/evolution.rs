@@ -131,6 +131,33 @@ fn delete_api_refuses_the_storage_version_and_a_referenced_kind() {
     );
 }
 
+/// The version the controller watches hands the controller to the storage version by its
+/// `use` line: a controller without that line is the user's to move first.
+#[test]
+fn delete_api_refuses_to_move_a_controller_it_cannot_point_elsewhere() {
+    let project = project();
+    let controller = "src/controllers/db/my_sql_cluster.rs";
+    let text = project.read(controller);
+    let line = "use ::demo_operator_api::db::v1alpha1 as api;";
+    assert!(text.contains(line), "{text}");
+    project.write(
+        controller,
+        &text.replace(
+            line,
+            "use ::demo_operator_api::db::v1alpha1::{self as api};",
+        ),
+    );
+    fails_unchanged(
+        &project.root,
+        "delete api --group db --version v1alpha1 --kind MySQLCluster",
+        1,
+        &[
+            "the controller of MySQLCluster watches v1alpha1, and src/controllers/db/my_sql_cluster.rs has no `use` of that version's module that opgen can point at v1",
+            "Point the controller at v1 yourself",
+        ],
+    );
+}
+
 /// A file of the user's is listed and kept, and nothing is done, unless --force; --dry-run
 /// --force shows every file that goes.
 #[test]

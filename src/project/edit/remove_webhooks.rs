@@ -15,8 +15,9 @@ pub struct WebhookRemoval {
     pub removed: Webhooks,
 }
 
-/// Removes the webhooks `request` names from its version (every webhook it has when it names
-/// none; conversion, the kind's, wherever it is recorded), refusing webhooks it does not have.
+/// Removes the webhooks `request` names from its version (every webhook it recorded when it
+/// names none; conversion, the kind's, wherever it is recorded), refusing webhooks it does not
+/// have.
 pub fn remove_webhooks(project: &Project, request: &AddWebhooks) -> anyhow::Result<WebhookRemoval> {
     let AddWebhooks {
         group,
@@ -43,7 +44,12 @@ pub fn remove_webhooks(project: &Project, request: &AddWebhooks) -> anyhow::Resu
         conversion: project.converts(resource),
         ..resource.webhooks.unwrap_or_default()
     };
-    let removed = if asked.is_empty() { has } else { *asked };
+    // Without flags: what the version recorded, the kind's conversion only if it is there.
+    let removed = if asked.is_empty() {
+        resource.webhooks.unwrap_or_default()
+    } else {
+        *asked
+    };
     if removed.is_empty() {
         let elsewhere = project
             .resources
@@ -161,6 +167,16 @@ mod tests {
         let removal = remove(&project(), "v1", Webhooks::default()).unwrap();
         assert_eq!(removal.removed, all());
         assert_eq!(removal.project.resources[0].webhooks, None);
+        // The other version recorded none: without flags, there is nothing to delete there.
+        let none = remove(&project(), "v1alpha1", Webhooks::default())
+            .unwrap_err()
+            .to_string();
+        assert!(
+            none.starts_with(
+                "Thing db/v1alpha1 has no webhooks; those of the project are on Thing db/v1"
+            ),
+            "{none}"
+        );
     }
 
     #[test]

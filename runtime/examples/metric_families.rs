@@ -6,12 +6,13 @@
 
 use k8s_openapi::api::{apps::v1::Deployment, core::v1::ConfigMap};
 use kube::runtime::reflector::store;
+use opgen_runtime::operand::Workload as _;
 
 fn main() -> anyhow::Result<()> {
     let name = std::env::args()
         .nth(1)
         .ok_or_else(|| anyhow::anyhow!("usage: metric_families <manager name>"))?;
-    opgen_runtime::context::set_field_manager(&name)?;
+    opgen_runtime::identity::set_field_manager(&name)?;
     let metrics = opgen_runtime::metrics::Metrics::new();
     let controller = "example.core";
     drop(metrics.reconcile(controller));
@@ -20,7 +21,9 @@ fn main() -> anyhow::Result<()> {
     let (objects, _objects_writer) = store::<ConfigMap>();
     metrics.count_objects(controller, objects);
     let (workloads, _workloads_writer) = store::<Deployment>();
-    metrics.count_replicas(controller, workloads);
+    metrics.count_replicas(controller, workloads, |deployment| {
+        (deployment.replicas(), deployment.progress().ready)
+    });
     print!("{}", metrics.encode()?);
     Ok(())
 }

@@ -1,20 +1,59 @@
-//! The manager's life: logging, the connection to the API server, the health and metrics
-//! servers, leader election, the controllers, and a graceful shutdown.
+//! The manager's life, as controller-runtime's manager runs a Kubebuilder project: logging, the
+//! connection to the API server, the health and metrics servers, leader election, the
+//! webhooks, the controllers, and a graceful shutdown.
+//!
+//! ```no_run
+//! use opgen_runtime::manager::{Controllers, LogFormat, Manager, Options};
+//! use opgen_runtime::Context;
+//!
+//! async fn controllers(ctx: Context) -> anyhow::Result<()> {
+//!     let controllers = Controllers::new(ctx);
+//!     // `controllers.spawn(backup::run)` for each kind's controller.
+//!     controllers.run().await
+//! }
+//!
+//! #[tokio::main]
+//! async fn main() -> std::process::ExitCode {
+//!     let options = Options {
+//!         metrics_bind_address: "0.0.0.0:8443".parse().unwrap(),
+//!         health_probe_bind_address: "0.0.0.0:8081".parse().unwrap(),
+//!         leader_election: None,
+//!         watch_namespace: None,
+//!         log_format: LogFormat::Json,
+//!     };
+//!     Manager::new(env!("CARGO_PKG_NAME"), options)
+//!         .version(env!("CARGO_PKG_VERSION"))
+//!         .run(controllers)
+//!         .await
+//! }
+//! ```
+
+mod controllers;
+mod leader;
+mod metrics_auth;
+#[cfg(feature = "otel")]
+mod otel;
+mod servers;
+mod settings;
+mod shutdown;
+mod telemetry;
 
 use ::std::future::Future;
-use ::std::net::SocketAddr;
 use ::std::process::ExitCode;
 use ::std::time::Duration;
 
 use ::anyhow::Context as _;
-use ::tokio::task::JoinSet;
 use ::tracing::{error, info};
 
-use crate::context::{DEFAULT_CONCURRENCY, set_field_manager};
-use crate::leader::{self, LeaderElection, LeaderElectionConfig, LeaderElector};
-use crate::server::{self, MetricsServing, Readiness};
-use crate::telemetry::{self, LogFormat};
-use crate::{Context, metrics_auth, shutdown, webhook, webhook_certs};
+pub use self::controllers::Controllers;
+use self::leader::{LeaderElectionConfig, LeaderElector, LeaseClient};
+use self::metrics_auth::MetricsAuth;
+use self::servers::Readiness;
+pub use self::settings::{DEFAULT_CONCURRENCY, LeaderElection, LogFormat, MetricsServing, Options};
+use crate::client::Context;
+use crate::identity::set_field_manager;
+use crate::webhook::certificates::Certificates;
+use crate::webhook::{certs, server as webhook_server};
 
 /// How long start-up waits for the API server to answer.
 const API_SERVER_TIMEOUT: Duration = Duration::from_secs(15);
@@ -23,34 +62,9 @@ const API_SERVER_TIMEOUT: Duration = Duration::from_secs(15);
 /// (the Deployment's termination grace period is 10 seconds).
 const SERVER_STOP_TIMEOUT: Duration = Duration::from_secs(5);
 
-/// How the manager runs: what `main` hands over from the command-line flags.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Options {
-    /// Where /metrics listens.
-    pub metrics_bind_address: SocketAddr,
-    /// Where /healthz and /readyz listen.
-    pub health_probe_bind_address: SocketAddr,
-    /// Run the controllers only while holding this Lease; `None` runs them at once.
-    pub leader_election: Option<LeaderElection>,
-    /// The namespace to watch; `None` watches all namespaces.
-    pub watch_namespace: Option<String>,
-    /// How the logs are written.
-    pub log_format: LogFormat,
-}
-
 /// A project's manager: its name, how it runs, and its webhooks. What the project's `main`
-/// builds and runs, as a Kubebuilder `main.go` does with controller-runtime's manager:
-///
-/// ```no_run
-/// # async fn controllers(ctx: opgen_runtime::Context) -> anyhow::Result<()> { Ok(()) }
-/// # async fn example(options: opgen_runtime::manager::Options) -> std::process::ExitCode {
-/// use opgen_runtime::manager::Manager;
-///
-/// Manager::new(env!("CARGO_PKG_NAME"), options)
-///     .run(controllers)
-///     .await
-/// # }
-/// ```
+/// builds and runs, as a Kubebuilder `main.go` does with controller-runtime's manager (see
+/// the module's example).
 pub struct Manager {
     name: String,
     options: Options,
@@ -96,7 +110,7 @@ impl Manager {
     }
 
     /// Serves `router`'s webhooks over HTTPS on every replica, the leader and the standbys
-    /// alike (see [`webhook`]); [`Webhooks`](webhook::Webhooks) builds one.
+    /// alike (see [`webhook`](crate::webhook)); [`Webhooks`](crate::webhook::Webhooks) builds one.
     pub fn webhooks(mut self, router: ::axum::Router) -> Self {
         self.webhooks = Some(router);
         self
@@ -192,25 +206,23 @@ where
     ctx.metrics.set_build_info(&version, &kubernetes_version);
 
     let elector = match election {
-        Some(config) => {
-            Some(LeaderElector::new(leader::LeaseClient::new(&kube_config)?, config).await?)
-        }
+        Some(config) => Some(LeaderElector::new(LeaseClient::new(&kube_config)?, config).await?),
         None => None,
     };
 
     let readiness = Readiness::default();
-    let (health, metrics) = server::bind(
+    let (health, metrics) = servers::bind(
         options.health_probe_bind_address,
         options.metrics_bind_address,
     )
     .await?;
     let metrics_tls = metrics_serving.certificates()?;
-    let mut metrics_router = server::metrics_router(ctx.metrics.clone());
+    let mut metrics_router = servers::metrics_router(ctx.metrics.clone());
     if metrics_tls.is_some() {
-        metrics_router = metrics_auth::MetricsAuth::new(ctx.client.clone()).protect(metrics_router);
+        metrics_router = MetricsAuth::new(ctx.client.clone()).protect(metrics_router);
     }
-    let servers = ::tokio::spawn(server::serve(
-        (health, server::health_router(readiness.clone())),
+    let servers = ::tokio::spawn(servers::serve(
+        (health, servers::health_router(readiness.clone())),
         (metrics, metrics_router),
         metrics_tls,
         shutdown.clone(),
@@ -261,17 +273,17 @@ async fn serve_webhooks(
     readiness: &Readiness,
     shutdown: &::tokio_util::sync::CancellationToken,
 ) -> ::anyhow::Result<::tokio::task::JoinHandle<::anyhow::Result<()>>> {
-    let webhook_options = webhook::Options::from_env()?;
+    let webhook_options = webhook_server::Options::from_env()?;
     let certificates = match (&webhook_options.cert_dir, &webhook_options.cert_secret) {
-        (Some(dir), _) => webhook::Certificates::from_dir(dir.clone()),
+        (Some(dir), _) => Certificates::from_dir(dir.clone()),
         (None, Some(secret)) => {
-            let certificates = webhook::Certificates::managed();
+            let certificates = Certificates::managed();
             // The manager's own namespace in a Pod, the kubeconfig's under `make run`.
             let namespace = ::std::env::var("POD_NAMESPACE")
                 .ok()
                 .filter(|namespace| !namespace.is_empty())
                 .unwrap_or_else(|| ctx.client.default_namespace().to_owned());
-            ::tokio::spawn(webhook_certs::run(
+            ::tokio::spawn(certs::run(
                 ctx.client.clone(),
                 namespace,
                 secret.clone(),
@@ -280,10 +292,10 @@ async fn serve_webhooks(
             ));
             certificates
         }
-        (None, None) => webhook::Certificates::local(webhook::local_cert_dir())?,
+        (None, None) => Certificates::local(webhook_server::local_cert_dir())?,
     };
-    let webhook_server = ::tokio::spawn(webhook::serve(
-        webhook::bind(webhook_options.bind_address).await?,
+    let webhook_server = ::tokio::spawn(webhook_server::serve(
+        webhook_server::bind(webhook_options.bind_address).await?,
         router,
         certificates.clone(),
         shutdown.clone(),
@@ -316,52 +328,6 @@ async fn stopped(
             );
             Ok(())
         }
-    }
-}
-
-/// The controllers of the manager, run side by side until `ctx.shutdown` is cancelled.
-pub struct Controllers {
-    ctx: Context,
-    running: JoinSet<::anyhow::Result<()>>,
-}
-
-impl Controllers {
-    /// No controllers yet; each runs with a clone of `ctx`.
-    pub fn new(ctx: Context) -> Self {
-        Self {
-            ctx,
-            running: JoinSet::new(),
-        }
-    }
-
-    /// Starts a controller: `run` runs it until `ctx.shutdown` is cancelled.
-    pub fn spawn<F, Fut>(&mut self, run: F)
-    where
-        F: FnOnce(Context) -> Fut,
-        Fut: Future<Output = ::anyhow::Result<()>> + Send + 'static,
-    {
-        self.running.spawn(run(self.ctx.clone()));
-    }
-
-    /// Waits for every controller to stop. When one fails (for example because its CRD is not
-    /// installed), the others are asked to shut down gracefully and the first error is
-    /// returned. Without controllers, waits for the shutdown.
-    pub async fn run(mut self) -> ::anyhow::Result<()> {
-        if self.running.is_empty() {
-            self.ctx.shutdown.cancelled().await;
-            return Ok(());
-        }
-        let mut first_error = None;
-        while let Some(joined) = self.running.join_next().await {
-            if let Err(err) = joined
-                .map_err(::anyhow::Error::from)
-                .and_then(|result| result)
-            {
-                self.ctx.shutdown.cancel();
-                first_error.get_or_insert(err);
-            }
-        }
-        first_error.map_or(Ok(()), Err)
     }
 }
 
@@ -401,72 +367,4 @@ fn error_chain(err: &::anyhow::Error) -> String {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::testing;
-
-    #[tokio::test(start_paused = true)]
-    async fn a_server_that_does_not_finish_is_closed_after_the_timeout() {
-        let finishing = ::tokio::spawn(async { Ok(()) });
-        assert!(stopped(finishing, "server").await.is_ok());
-        let failing = ::tokio::spawn(async { Err(::anyhow::anyhow!("port taken")) });
-        assert!(stopped(failing, "server").await.is_err());
-
-        // A server waiting on a connection that never ends: closed, and the stop goes on.
-        let hanging = ::tokio::spawn(::std::future::pending::<::anyhow::Result<()>>());
-        let started = ::tokio::time::Instant::now();
-        assert!(stopped(hanging, "server").await.is_ok());
-        assert_eq!(started.elapsed(), SERVER_STOP_TIMEOUT);
-    }
-
-    #[tokio::test]
-    async fn a_failing_controller_stops_the_others_and_its_error_is_returned() {
-        let (ctx, _server) = testing::context();
-        let mut controllers = Controllers::new(ctx.clone());
-        controllers.spawn(|ctx| async move {
-            ctx.shutdown.cancelled().await;
-            Ok(())
-        });
-        controllers.spawn(|_| async { ::anyhow::bail!("CRD missing") });
-
-        let error = controllers.run().await.expect_err("one controller failed");
-        assert_eq!(error.to_string(), "CRD missing");
-        assert!(ctx.shutdown.is_cancelled());
-    }
-
-    #[tokio::test]
-    async fn without_controllers_the_manager_waits_for_the_shutdown() {
-        let (ctx, _server) = testing::context();
-        let shutdown = ctx.shutdown.clone();
-        let waiting = ::tokio::spawn(Controllers::new(ctx).run());
-        ::tokio::task::yield_now().await;
-        assert!(!waiting.is_finished());
-        shutdown.cancel();
-        waiting.await.expect("no panic").expect("no error");
-    }
-
-    #[derive(Debug, ::thiserror::Error)]
-    #[error("failed to read kubeconfig: {0}")]
-    struct Quoting(#[source] ::std::io::Error);
-
-    #[test]
-    fn error_chain_skips_causes_already_quoted() {
-        let io = ::std::io::Error::new(::std::io::ErrorKind::NotFound, "no such file");
-        let err = ::anyhow::Error::new(Quoting(io)).context("no Kubernetes configuration found");
-        assert_eq!(
-            error_chain(&err),
-            "no Kubernetes configuration found: failed to read kubeconfig: no such file"
-        );
-    }
-
-    #[test]
-    fn error_chain_keeps_distinct_causes() {
-        let err = ::anyhow::anyhow!("connection refused")
-            .context("cannot reach the API server")
-            .context("start-up failed");
-        assert_eq!(
-            error_chain(&err),
-            "start-up failed: cannot reach the API server: connection refused"
-        );
-    }
-}
+mod tests;

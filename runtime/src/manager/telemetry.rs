@@ -10,18 +10,11 @@ use ::tracing_subscriber::{
     util::SubscriberInitExt as _,
 };
 
-/// The format of the logs (`--log-format`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, ::clap::ValueEnum)]
-pub enum LogFormat {
-    /// Human-readable lines.
-    Text,
-    /// One JSON object per line, for log collectors.
-    Json,
-}
+use super::settings::LogFormat;
 
 /// Installs the global subscriber; call once, first thing in `main`. `service` names the
 /// manager in its traces.
-pub fn init(format: LogFormat, service: &str) -> ::anyhow::Result<()> {
+pub(crate) fn init(format: LogFormat, service: &str) -> ::anyhow::Result<()> {
     let filter = env_filter(&::std::env::var("RUST_LOG").unwrap_or_default())?;
 
     let logs = match format {
@@ -35,7 +28,7 @@ pub fn init(format: LogFormat, service: &str) -> ::anyhow::Result<()> {
     };
     let subscriber = ::tracing_subscriber::registry().with(filter).with(logs);
     #[cfg(feature = "otel")]
-    let subscriber = subscriber.with(crate::otel::layer(service)?);
+    let subscriber = subscriber.with(super::otel::layer(service)?);
     // Without the feature there are no traces to name.
     #[cfg(not(feature = "otel"))]
     let _ = service;
@@ -45,9 +38,9 @@ pub fn init(format: LogFormat, service: &str) -> ::anyhow::Result<()> {
 }
 
 /// Sends what is still buffered (traces, with the `otel` feature) before the process exits.
-pub fn flush() {
+pub(crate) fn flush() {
     #[cfg(feature = "otel")]
-    crate::otel::shutdown();
+    super::otel::shutdown();
 }
 
 /// A typo in RUST_LOG fails the start instead of silently logging at the wrong level.
@@ -61,35 +54,4 @@ fn env_filter(directives: &str) -> ::anyhow::Result<EnvFilter> {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn defaults_to_info() {
-        assert_eq!(
-            env_filter("").unwrap().max_level_hint(),
-            Some(LevelFilter::INFO)
-        );
-    }
-
-    #[test]
-    fn honours_rust_log() {
-        assert_eq!(
-            env_filter("debug").unwrap().max_level_hint(),
-            Some(LevelFilter::DEBUG)
-        );
-        assert_eq!(
-            env_filter("warn,kube=trace").unwrap().max_level_hint(),
-            Some(LevelFilter::TRACE)
-        );
-    }
-
-    #[test]
-    fn rejects_an_invalid_filter() {
-        let err = env_filter("kube=loud").unwrap_err();
-        assert!(
-            format!("{err:#}").contains("RUST_LOG=\"kube=loud\""),
-            "{err:#}"
-        );
-    }
-}
+mod tests;

@@ -1,0 +1,80 @@
+//! How a desired object is judged against the stored one without reading it: it carries a
+//! fingerprint of itself as an annotation, and the copy is up to date when it holds the same
+//! fingerprint (nothing was added to or removed from the desired object since it was applied)
+//! and every field the desired object sets has the same value (nobody changed them).
+
+use ::kube::{Resource, ResourceExt as _};
+use ::serde::Serialize;
+use ::serde_json::Value;
+
+/// The annotation holding the fingerprint of the desired object last applied.
+pub(crate) const FINGERPRINT_ANNOTATION: &str = "opgen.io/desired-fingerprint";
+
+/// `desired` with its fingerprint annotation: a hash of the object as it is without one.
+pub(crate) fn fingerprinted<K: Resource + Serialize + Clone>(desired: &K) -> K {
+    let mut desired = desired.clone();
+    desired.annotations_mut().remove(FINGERPRINT_ANNOTATION);
+    let fingerprint = hash(&serde_json::to_vec(&desired).expect("objects serialize"));
+    desired
+        .annotations_mut()
+        .insert(FINGERPRINT_ANNOTATION.to_owned(), fingerprint);
+    desired
+}
+
+/// Whether `observed` already is what applying `desired` (fingerprinted) would make of it:
+/// the same fingerprint, and every field `desired` sets with the same value.
+pub(crate) fn is_up_to_date<K: Resource + Serialize>(observed: &K, desired: &K) -> bool {
+    let fingerprint = |obj: &K| obj.annotations().get(FINGERPRINT_ANNOTATION).cloned();
+    if fingerprint(observed).is_none() || fingerprint(observed) != fingerprint(desired) {
+        return false;
+    }
+    let json = |obj: &K| serde_json::to_value(obj).expect("objects serialize");
+    contains(&json(observed), &json(desired))
+}
+
+/// Whether the status `observed` is `desired`, fields left unset (`null`) being absent.
+pub(crate) fn is_same_status(observed: &Value, desired: &Value) -> bool {
+    without_nulls(observed) == without_nulls(desired)
+}
+
+fn without_nulls(value: &Value) -> Value {
+    match value {
+        Value::Object(fields) => Value::Object(
+            fields
+                .iter()
+                .filter(|(_, value)| !value.is_null())
+                .map(|(key, value)| (key.clone(), without_nulls(value)))
+                .collect(),
+        ),
+        Value::Array(items) => Value::Array(items.iter().map(without_nulls).collect()),
+        other => other.clone(),
+    }
+}
+
+/// Whether `observed` holds every value `desired` sets. A `null` is a field left unset, so
+/// it matches a missing field; lists match item by item, and must be as long.
+pub(crate) fn contains(observed: &Value, desired: &Value) -> bool {
+    match (observed, desired) {
+        (_, Value::Null) => true,
+        (Value::Object(observed), Value::Object(desired)) => desired
+            .iter()
+            .all(|(key, value)| contains(observed.get(key).unwrap_or(&Value::Null), value)),
+        (Value::Array(observed), Value::Array(desired)) => {
+            observed.len() == desired.len()
+                && observed.iter().zip(desired).all(|(o, d)| contains(o, d))
+        }
+        (observed, desired) => observed == desired,
+    }
+}
+
+/// FNV-1a, 64 bits, in hexadecimal: stable across Rust releases and processes, unlike std's
+/// hasher, so that a new manager recognises what an earlier one applied.
+pub(crate) fn hash(bytes: &[u8]) -> String {
+    let hash = bytes.iter().fold(0xcbf2_9ce4_8422_2325_u64, |hash, byte| {
+        (hash ^ u64::from(*byte)).wrapping_mul(0x0100_0000_01b3)
+    });
+    format!("{hash:016x}")
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,149 @@
+//! One controller's reconciles: the kind's reconciler, its finalizer, its span, and the
+//! failure counts behind the retry backoff.
+
+use ::std::collections::HashMap;
+use ::std::sync::{Arc, Mutex, PoisonError};
+
+use ::kube::Resource;
+use ::kube::runtime::controller::Action;
+use ::kube::runtime::finalizer::{Event as Finalizer, finalizer};
+use ::kube::runtime::reflector::{ObjectRef, Store};
+use ::tracing::{Instrument as _, Span, info_span, warn};
+
+use super::Reconcile;
+use super::backoff::backoff;
+use crate::client::Context;
+use crate::error::Error;
+use crate::object::ApiObject;
+
+/// One controller's state across reconciles: the kind's reconciler, the context, and the
+/// failure counts behind the retry backoff.
+pub struct Driver<R: Reconcile> {
+    reconciler: R,
+    pub(super) ctx: Context,
+    /// `<kind>.<group>` in lowercase: the controller's name in metrics and logs.
+    pub(super) name: String,
+    /// `<group>.<domain>/finalizer`
+    pub(super) finalizer: String,
+    /// Consecutive failed reconciles per object.
+    pub(super) failures: Mutex<HashMap<ObjectRef<R::Object>, u32>>,
+    /// The objects the controller watches, when it runs: what tells that a failing object
+    /// was deleted.
+    watched: Option<Store<R::Object>>,
+}
+
+impl<R: Reconcile> Driver<R> {
+    /// The driver of `reconciler`, with no failures yet.
+    pub fn new(reconciler: R, ctx: Context) -> Self {
+        let group = R::Object::group(&());
+        Self {
+            name: controller_name::<R::Object>(),
+            finalizer: format!("{group}/finalizer"),
+            reconciler,
+            ctx,
+            failures: Mutex::default(),
+            watched: None,
+        }
+    }
+
+    /// The driver of a controller whose watched objects are `store`: the failure counts of
+    /// objects gone from it are forgotten.
+    #[must_use]
+    pub(crate) fn watching(mut self, store: Store<R::Object>) -> Self {
+        self.watched = Some(store);
+        self
+    }
+
+    /// Forgets the failures of `done` (reconciled) and of every object deleted since. A
+    /// deleted object is not reconciled again, and one without a finalizer (an operand's)
+    /// never sees the success that would forget it, so without this a failing object deleted
+    /// would keep its entry as long as the manager runs.
+    fn forget(
+        &self,
+        failures: &mut HashMap<ObjectRef<R::Object>, u32>,
+        done: Option<&ObjectRef<R::Object>>,
+    ) {
+        if let Some(done) = done {
+            failures.remove(done);
+        }
+        if let Some(store) = &self.watched {
+            failures.retain(|object, _| store.get(object).is_some());
+        }
+    }
+
+    /// One reconcile of `obj`: [`Reconcile::apply`], or [`Reconcile::cleanup`] once it is
+    /// deleted. A success forgets the object's earlier failures.
+    pub async fn reconcile(&self, obj: Arc<R::Object>) -> Result<Action, Error> {
+        let span = reconcile_span(obj.as_ref(), &self.name);
+        self.reconcile_in_span(obj).instrument(span).await
+    }
+
+    async fn reconcile_in_span(&self, obj: Arc<R::Object>) -> Result<Action, Error> {
+        let _timer = self.ctx.metrics.reconcile(&self.name);
+        let object_ref = ObjectRef::from_obj(obj.as_ref());
+        let action = if R::FINALIZER {
+            let api = self.ctx.api_of(obj.as_ref())?;
+            finalizer(&api, &self.finalizer, obj, |event| async {
+                match event {
+                    Finalizer::Apply(obj) => self.reconciler.apply(&obj, &self.ctx).await,
+                    Finalizer::Cleanup(obj) => self.reconciler.cleanup(&obj, &self.ctx).await,
+                }
+            })
+            .await
+            .map_err(Box::new)?
+        } else if obj.meta().deletion_timestamp.is_some() {
+            // The garbage collector deletes what the object owns; applying it now would
+            // recreate it.
+            Action::await_change()
+        } else {
+            self.reconciler.apply(&obj, &self.ctx).await?
+        };
+        let mut failures = self.failures.lock().unwrap_or_else(PoisonError::into_inner);
+        self.forget(&mut failures, Some(&object_ref));
+        Ok(action)
+    }
+
+    /// Decides when to retry a failed reconcile: exponential backoff per object.
+    pub fn error_policy(&self, obj: &R::Object, error: &Error) -> Action {
+        self.ctx
+            .metrics
+            .reconcile_failure(&self.name, error.reason());
+        let failures = {
+            let mut failures = self.failures.lock().unwrap_or_else(PoisonError::into_inner);
+            self.forget(&mut failures, None);
+            let count = failures.entry(ObjectRef::from_obj(obj)).or_default();
+            *count = count.saturating_add(1);
+            *count
+        };
+        let delay = backoff(failures);
+        warn!(%error, failures, retry_in = ?delay, "reconcile failed");
+        Action::requeue(delay)
+    }
+}
+
+/// The span a reconcile runs in: what each line logged during it says about the object, and
+/// with the `otel` feature one span of a trace (see the `otel` module for the requests'
+/// spans inside it).
+/// Traces may name objects, unlike metrics: a span is a record of one event, not a series.
+fn reconcile_span<K: ApiObject>(obj: &K, controller: &str) -> Span {
+    let meta = obj.meta();
+    info_span!(
+        "reconcile",
+        controller,
+        kind = %K::kind(&()),
+        namespace = meta.namespace.as_deref().unwrap_or_default(),
+        name = meta.name.as_deref().unwrap_or_default(),
+    )
+}
+
+/// The name of the controller of kind `K` in metrics and logs: `<kind>.<first part of the
+/// group>` in lowercase, such as `mysqlcluster.db`.
+pub(crate) fn controller_name<K: Resource<DynamicType = ()>>() -> String {
+    let group = K::group(&());
+    // The core group's name is empty; metrics and logs call it `core`, as kubectl does.
+    let short_group = match group.split('.').next() {
+        Some("") | None => "core",
+        Some(first) => first,
+    };
+    format!("{}.{short_group}", K::kind(&()).to_lowercase())
+}

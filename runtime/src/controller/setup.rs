@@ -1,0 +1,169 @@
+//! A kind's controller being set up: what else it watches, then its run, on kube-runtime's
+//! `Controller`.
+
+use ::std::fmt::Debug;
+use ::std::sync::Arc;
+
+use ::futures::StreamExt as _;
+use ::kube::api::ListParams;
+use ::kube::runtime::controller::{self, Action, Config as ControllerConfig, Controller};
+use ::kube::runtime::reflector::{self, store::Writer};
+use ::kube::runtime::{WatchStreamExt as _, watcher};
+use ::kube::{Api, Resource};
+use ::serde::de::DeserializeOwned;
+use ::tracing::{debug, info, warn};
+
+use super::Reconcile;
+use super::driver::Driver;
+use crate::client::Context;
+use crate::client::cache::{cached_watch, cached_watch_shrunk};
+use crate::error::Error;
+use crate::object::ApiObject;
+
+/// Adds a watch to a kind's controller.
+pub(crate) type AddWatch<K> = Box<dyn FnOnce(Controller<K>, &Context) -> Controller<K> + Send>;
+
+/// A kind's controller being set up: see [`controller()`].
+pub struct Setup<R: Reconcile> {
+    ctx: Context,
+    reconciler: R,
+    watches: Vec<AddWatch<R::Object>>,
+}
+
+impl<R: Reconcile> Setup<R> {
+    /// The controller of `reconciler`, which watches nothing else yet.
+    pub(super) fn new(ctx: Context, reconciler: R) -> Self {
+        Self {
+            ctx,
+            reconciler,
+            watches: Vec::new(),
+        }
+    }
+
+    /// Also watches the `C` objects that carry a controller owner reference to an object of
+    /// the kind (the objects its reconciler makes), so that their changes reconcile their
+    /// owner. `config` selects which ones, such as [`made_for`](super::apply::made_for) those
+    /// this manager made.
+    #[must_use]
+    pub fn owns<C>(mut self, config: watcher::Config) -> Self
+    where
+        C: ApiObject,
+    {
+        let add: AddWatch<R::Object> =
+            Box::new(move |controller, ctx| controller.owns(ctx.watched::<C>(), config));
+        self.watches.push(add);
+        self
+    }
+
+    /// Like [`Setup::owns`], and also keeps the watched objects, trimmed, in `writer`'s store:
+    /// what a reconciler compares its desired objects with instead of reading them.
+    #[must_use]
+    pub fn owns_cached<C>(self, config: watcher::Config, writer: Writer<C>) -> Self
+    where
+        C: ApiObject,
+    {
+        self.owns_cached_shrunk(config, writer, |_| {})
+    }
+
+    /// Like [`Setup::owns_cached`], each copy also shrunk by `shrink` (see
+    /// [`crate::compact`]).
+    #[must_use]
+    pub(crate) fn owns_cached_shrunk<C>(
+        mut self,
+        config: watcher::Config,
+        writer: Writer<C>,
+        shrink: fn(&mut C),
+    ) -> Self
+    where
+        C: ApiObject,
+    {
+        let add: AddWatch<R::Object> = Box::new(move |controller, ctx| {
+            let watch = cached_watch_shrunk(ctx.watched::<C>(), config, writer, shrink);
+            controller.owns_stream(watch.touched_objects())
+        });
+        self.watches.push(add);
+        self
+    }
+
+    /// Also adds the watch `add`, as the machinery's own watches do (see
+    /// [`Reference::watch`](crate::reference::Reference::watch)).
+    pub(crate) fn watching(mut self, add: AddWatch<R::Object>) -> Self {
+        self.watches.push(add);
+        self
+    }
+
+    /// Runs the controller until `ctx.shutdown` is cancelled.
+    ///
+    /// Fails at once, saying what to do, when the kind's CRD is not installed.
+    pub async fn run(self) -> ::anyhow::Result<()> {
+        let Setup {
+            ctx,
+            reconciler,
+            watches,
+        } = self;
+        let api = ctx.watched::<R::Object>();
+        ensure_crd_installed(&api).await?;
+
+        let (store, writer) = reflector::store();
+        let watch = cached_watch(api, watcher::Config::default(), writer);
+        let config = ControllerConfig::default().concurrency(ctx.concurrency);
+        let mut controller =
+            Controller::for_stream(watch.applied_objects(), store).with_config(config);
+        for add in watches {
+            controller = add(controller, &ctx);
+        }
+        let driver = Arc::new(Driver::new(reconciler, ctx.clone()).watching(controller.store()));
+        let name = driver.name.as_str();
+        ctx.metrics.count_objects(name, controller.store());
+        info!(controller = name, "starting controller");
+        controller
+            .graceful_shutdown_on(ctx.shutdown.clone().cancelled_owned())
+            .run(reconcile, error_policy, Arc::clone(&driver))
+            .for_each(|result| async move {
+                match result {
+                    Ok((object, _)) => debug!(%object, "reconciled"),
+                    // Already logged and counted by `error_policy`.
+                    Err(controller::Error::ReconcilerFailed(..)) => {}
+                    Err(error) => warn!(%error, controller = name, "controller error"),
+                }
+            })
+            .await;
+        info!(controller = name, "controller stopped");
+        Ok(())
+    }
+}
+
+async fn reconcile<R: Reconcile>(
+    obj: Arc<R::Object>,
+    driver: Arc<Driver<R>>,
+) -> Result<Action, Error> {
+    driver.reconcile(obj).await
+}
+
+fn error_policy<R: Reconcile>(
+    obj: Arc<R::Object>,
+    error: &Error,
+    driver: Arc<Driver<R>>,
+) -> Action {
+    driver.error_policy(&obj, error)
+}
+
+/// Fails with an actionable message when the CRD is missing, instead of letting the watcher
+/// retry forever.
+async fn ensure_crd_installed<K>(api: &Api<K>) -> ::anyhow::Result<()>
+where
+    K: Resource<DynamicType = ()> + Clone + DeserializeOwned + Debug,
+{
+    let crd = format!("{}.{}", K::plural(&()), K::group(&()));
+    match api.list_metadata(&ListParams::default().limit(1)).await {
+        Ok(_) => Ok(()),
+        // Not `status.is_not_found()`: in kube 5.0 it ignores the code, and a 404 from a proxy
+        // has no JSON Status with reason NotFound.
+        Err(::kube::Error::Api(status)) if status.code == 404 => {
+            ::anyhow::bail!(
+                "CRD {crd} is not installed: run `make install`, or for another project's CRD (config/external/), install that project"
+            )
+        }
+        Err(error) => Err(::anyhow::Error::new(error).context(format!("cannot list {crd}"))),
+    }
+}

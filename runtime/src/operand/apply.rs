@@ -1,0 +1,127 @@
+//! The apply of an operand: its workload, with an event for each change to the running
+//! application, then its status.
+
+use ::k8s_openapi::jiff::Timestamp;
+use ::kube::Resource;
+use ::kube::core::object::HasStatus;
+use ::kube::runtime::controller::Action;
+use ::kube::runtime::reflector::Store;
+use ::serde::Serialize;
+
+use super::changes::changes;
+use super::compact::unpacked;
+use super::workload::Workload;
+use crate::client::Applied;
+use crate::client::Context;
+use crate::client::cache::{cached, is_synced};
+use crate::client::fingerprint::{fingerprinted, is_up_to_date};
+use crate::conditions::{Conditions, DEGRADED};
+use crate::controller::RESYNC_PERIOD;
+use crate::error::Error;
+use crate::identity::field_manager;
+use crate::object::ApiObject;
+
+impl Context {
+    /// The reconcile of an operand `owner`: applies `workload` (see
+    /// [`Context::apply_workload`]), then the status that `status` makes of what the workload
+    /// reports, and publishes a `Warning` event when its [`DEGRADED`] condition turns `True`.
+    /// Reconciles again after [`RESYNC_PERIOD`] to correct drift.
+    pub async fn apply_operand<K, W, S>(
+        &self,
+        owner: &K,
+        workload: &W,
+        cache: &Store<W>,
+        container: &str,
+        status: S,
+    ) -> Result<Action, Error>
+    where
+        K: ApiObject + HasStatus<Status: Serialize>,
+        W: Workload,
+        S: FnOnce(&K, &W, &Conditions) -> K::Status,
+    {
+        let applied = self
+            .apply_workload(owner, workload, cache, container)
+            .await?;
+        let status = status(owner, &applied, &Conditions::of(owner, Timestamp::now()));
+        let update = self.apply_status(owner, &status).await?;
+        update.warn_if_turned_true(DEGRADED).await;
+        Ok(Action::requeue(RESYNC_PERIOD))
+    }
+
+    /// Applies `desired`, the workload of an operand, unless its copy in `cache` shows it
+    /// unchanged (see [`Context::apply_cached`]), and publishes an event about `owner` for
+    /// each change that makes to the running application (see [`changes`]); returns the
+    /// workload as stored, with the status it reports.
+    ///
+    /// The workload is written without being read when the watch has listed everything and
+    /// nothing says the copy lags behind this manager's own last apply (see
+    /// [`crate::recent_applies`]); otherwise it is read first, so that the events say what
+    /// changes now, once.
+    pub async fn apply_workload<K, W>(
+        &self,
+        owner: &K,
+        desired: &W,
+        cache: &Store<W>,
+        container: &str,
+    ) -> Result<W, Error>
+    where
+        K: Resource<DynamicType = ()>,
+        W: Workload,
+    {
+        let desired = fingerprinted(desired);
+        let applied = match cached(cache, &desired).map(unpacked) {
+            Some(observed) if is_up_to_date(&observed, &desired) => {
+                self.recent_applies.seen(&desired);
+                Applied::unchanged(observed)
+            }
+            observed if is_synced(cache) && !self.recent_applies.awaits(&desired) => {
+                // Boxed, like the read and apply below: a workload is kilobytes, and the
+                // future holding several would crowd a test thread's stack in a debug build.
+                let stored = Box::pin(self.apply(&desired)).await?;
+                // A workload the watch does not select (someone removed this manager's labels,
+                // or made it) existed before if other managers wrote it. What it was is
+                // unknown: reporting no change beats reporting a creation.
+                let before = match observed {
+                    None if written_by_others(&stored) => Some(stored.clone()),
+                    observed => observed,
+                };
+                Applied {
+                    object: stored,
+                    before,
+                    written: true,
+                }
+            }
+            _ => {
+                let observed = Box::pin(self.get_stored(&desired)).await?;
+                let applied = Box::pin(self.apply_unless_up_to_date(&desired, observed)).await?;
+                if !applied.written {
+                    self.recent_applies.seen(&desired);
+                }
+                applied
+            }
+        };
+        if applied.written {
+            self.recent_applies.record(&desired);
+            for change in changes(applied.before.as_ref(), &desired, container) {
+                self.events
+                    .normal(owner, change.reason(), change.action(), change.note())
+                    .await;
+            }
+        }
+        Ok(applied.object)
+    }
+}
+
+/// Whether a field manager other than this one's wrote `stored` (as the API server returned
+/// it, with its managed fields).
+fn written_by_others<K: Resource>(stored: &K) -> bool {
+    stored
+        .meta()
+        .managed_fields
+        .iter()
+        .flatten()
+        .any(|entry| entry.manager.as_deref() != Some(field_manager()))
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,334 @@
+use ::http::StatusCode;
+use ::k8s_openapi::api::apps::v1::{Deployment, DeploymentCondition, DeploymentStatus};
+use ::k8s_openapi::apimachinery::pkg::apis::meta::v1::ManagedFieldsEntry;
+use ::kube::ResourceExt as _;
+use ::serde_json::json;
+
+use super::*;
+use crate::operand::fixtures::{IMAGE, deployment, deployment_status, progress, reporting};
+use crate::operand::progress::failure;
+use crate::{test_kinds, testing};
+
+#[tokio::test]
+async fn applying_a_workload_publishes_an_event_per_change() {
+    let (ctx, mut server) = testing::context();
+    let owner = test_kinds::widget();
+    let running = reporting(deployment(1, IMAGE), deployment_status(1, 1));
+    let desired = deployment(3, "example.com/app:2");
+
+    let applied = server
+        .run(
+            ctx.apply_workload(&owner, &desired, &nothing_cached(), "app"),
+            async |server| {
+                server.expect_get(&desired, Some(&running)).await;
+                let request = server.expect_applied(&desired).await;
+                request.reply(
+                    StatusCode::OK,
+                    &reporting(desired.clone(), deployment_status(3, 1)),
+                );
+                let event = server.expect_event(&owner, "Normal", "Scaled").await;
+                assert_eq!(event["note"], "Scaled from 1 to 3 replicas");
+                assert_eq!(event["action"], "Scale");
+                let event = server.expect_event(&owner, "Normal", "Upgraded").await;
+                assert_eq!(
+                    event["note"],
+                    "Rolling out example.com/app:2 (was example.com/app:1)"
+                );
+            },
+        )
+        .await
+        .expect("the workload is applied");
+    assert_eq!(applied.progress(), progress(3, 1, 3));
+}
+
+#[tokio::test]
+async fn a_new_workload_is_created_with_an_event() {
+    let (ctx, mut server) = testing::context();
+    let owner = test_kinds::widget();
+    let desired = deployment(1, IMAGE);
+
+    server
+        .run(
+            ctx.apply_workload(&owner, &desired, &nothing_cached(), "app"),
+            async |server| {
+                server.expect_get(&desired, None).await;
+                let request = server.expect_applied(&desired).await;
+                request.reply(StatusCode::CREATED, &desired);
+                let event = server.expect_event(&owner, "Normal", "Created").await;
+                assert_eq!(
+                    event["note"],
+                    format!("Created Deployment running {IMAGE}, replicas: 1")
+                );
+            },
+        )
+        .await
+        .expect("the workload is applied");
+}
+
+/// A status for widgets run by a Deployment of one pod: `Available`, and `Degraded` when
+/// the Deployment reports a failure.
+fn widget_status(
+    widget: &test_kinds::Widget,
+    deployment: &Deployment,
+    conditions: &Conditions,
+) -> test_kinds::WidgetStatus {
+    let degraded = match failure(deployment) {
+        Some(failure) => conditions.set(DEGRADED, true, &failure.reason, failure.message),
+        None => conditions.set(DEGRADED, false, "AsExpected", ""),
+    };
+    test_kinds::WidgetStatus {
+        conditions: vec![deployment.progress().available(conditions, 1), degraded],
+        observed_generation: widget.metadata.generation,
+    }
+}
+
+#[tokio::test]
+async fn an_operand_applies_its_workload_then_its_status_and_warns_when_degraded() {
+    let (ctx, mut server) = testing::context();
+    let owner = test_kinds::widget();
+    let desired = deployment(1, IMAGE);
+    let conditions: Vec<DeploymentCondition> = serde_json::from_value(json!([{
+        "type": "ReplicaFailure", "status": "True", "reason": "FailedCreate",
+        "message": "exceeded quota",
+    }]))
+    .expect("conditions");
+    let failing = reporting(
+        desired.clone(),
+        DeploymentStatus {
+            conditions: Some(conditions),
+            ..deployment_status(1, 0)
+        },
+    );
+
+    let action = server
+        .run(
+            ctx.apply_operand(&owner, &desired, &nothing_cached(), "app", widget_status),
+            async |server| {
+                server.expect_get(&desired, None).await;
+                let request = server.expect_applied(&desired).await;
+                request.reply(StatusCode::CREATED, &failing);
+                server.expect_event(&owner, "Normal", "Created").await;
+                let status = server.expect_status_applied(&owner).await;
+                assert_eq!(status["conditions"][0]["reason"], "ReplicasNotReady");
+                assert_eq!(status["conditions"][1]["reason"], "FailedCreate");
+                let event = server.expect_event(&owner, "Warning", "Degraded").await;
+                assert_eq!(event["note"], "exceeded quota");
+            },
+        )
+        .await
+        .expect("the operand is applied");
+    assert_eq!(action, Action::requeue(RESYNC_PERIOD));
+}
+
+#[tokio::test]
+async fn a_failed_apply_fails_without_an_event() {
+    let (ctx, mut server) = testing::context();
+    let owner = test_kinds::widget();
+    let desired = deployment(1, IMAGE);
+
+    let error = server
+        .run(
+            ctx.apply_workload(&owner, &desired, &nothing_cached(), "app"),
+            async |server| {
+                server.expect_get(&desired, None).await;
+                let request = server.expect_applied(&desired).await;
+                request.fail(StatusCode::CONFLICT);
+            },
+        )
+        .await
+        .expect_err("the apply fails");
+    assert_eq!(error.reason(), "kube_api");
+}
+
+fn nothing_cached() -> Store<Deployment> {
+    ::kube::runtime::reflector::store().0
+}
+
+/// A cache holding `workload`, as its watch would: packed (see [`crate::compact`]).
+fn cache_of(workload: &Deployment) -> Store<Deployment> {
+    let (store, mut writer) = ::kube::runtime::reflector::store();
+    writer.apply_watcher_event(&::kube::runtime::watcher::Event::Apply(packed_copy(
+        workload,
+    )));
+    store
+}
+
+fn packed_copy(workload: &Deployment) -> Deployment {
+    let mut copy = workload.clone();
+    crate::operand::compact::packed(&mut copy);
+    copy
+}
+
+/// A cache whose watch has listed everything: `workloads` are all there is.
+fn synced_cache_of(workloads: &[Deployment]) -> Store<Deployment> {
+    use ::kube::runtime::watcher::Event;
+    let (store, mut writer) = ::kube::runtime::reflector::store();
+    writer.apply_watcher_event(&Event::Init);
+    for workload in workloads {
+        writer.apply_watcher_event(&Event::InitApply(packed_copy(workload)));
+    }
+    writer.apply_watcher_event(&Event::InitDone);
+    store
+}
+
+#[tokio::test]
+async fn a_synced_cache_that_lacks_the_workload_creates_it_without_a_read() {
+    let (ctx, mut server) = testing::context();
+    let owner = test_kinds::widget();
+    let desired = deployment(1, IMAGE);
+    let cache = synced_cache_of(&[]);
+
+    server
+        .run(
+            ctx.apply_workload(&owner, &desired, &cache, "app"),
+            async |server| {
+                let request = server.expect_applied(&desired).await;
+                request.reply(StatusCode::CREATED, &desired);
+                server.expect_event(&owner, "Normal", "Created").await;
+            },
+        )
+        .await
+        .expect("the workload is created");
+    // The watch has not shown the apply yet: the next reconcile reads before writing, and
+    // finds nothing to do.
+    let applied = crate::client::fingerprint::fingerprinted(&desired);
+    assert!(ctx.recent_applies.awaits(&applied));
+    server
+        .run(
+            ctx.apply_workload(&owner, &desired, &cache, "app"),
+            async |server| server.expect_get(&desired, Some(&applied)).await,
+        )
+        .await
+        .expect("nothing to apply");
+    assert!(
+        !ctx.recent_applies.awaits(&applied),
+        "the read showed the apply"
+    );
+}
+
+#[tokio::test]
+async fn a_changed_workload_is_written_without_a_read_and_reported_against_its_copy() {
+    let (ctx, mut server) = testing::context();
+    let owner = test_kinds::widget();
+    let running = reporting(
+        crate::client::fingerprint::fingerprinted(&deployment(1, IMAGE)),
+        deployment_status(1, 1),
+    );
+    let desired = deployment(2, IMAGE);
+
+    server
+        .run(
+            ctx.apply_workload(&owner, &desired, &synced_cache_of(&[running]), "app"),
+            async |server| {
+                let request = server.expect_applied(&desired).await;
+                request.reply(StatusCode::OK, &desired);
+                let event = server.expect_event(&owner, "Normal", "Scaled").await;
+                assert_eq!(event["note"], "Scaled from 1 to 2 replicas");
+            },
+        )
+        .await
+        .expect("the workload is applied");
+}
+
+#[tokio::test]
+async fn a_workload_the_watch_does_not_select_is_taken_over_without_a_created_event() {
+    let (ctx, mut server) = testing::context();
+    let owner = test_kinds::widget();
+    let desired = deployment(1, IMAGE);
+    let mut stored = crate::client::fingerprint::fingerprinted(&desired);
+    stored.metadata.managed_fields = Some(
+        ["kubectl-create", crate::identity::field_manager()]
+            .map(|manager| ManagedFieldsEntry {
+                manager: Some(manager.to_owned()),
+                operation: Some("Apply".to_owned()),
+                ..ManagedFieldsEntry::default()
+            })
+            .to_vec(),
+    );
+
+    // Any event would fail the scenario: the script ends after the apply.
+    let applied = server
+        .run(
+            ctx.apply_workload(&owner, &desired, &synced_cache_of(&[]), "app"),
+            async |server| {
+                let request = server.expect_applied(&desired).await;
+                request.reply(StatusCode::OK, &stored);
+            },
+        )
+        .await
+        .expect("the workload is applied");
+    assert_eq!(applied, stored);
+}
+
+#[tokio::test]
+async fn a_steady_reconcile_of_an_unchanged_operand_sends_nothing() {
+    let (ctx, mut server) = testing::context();
+    let mut owner = test_kinds::widget();
+    let desired = deployment(1, IMAGE);
+    let running = reporting(
+        crate::client::fingerprint::fingerprinted(&desired),
+        deployment_status(1, 1),
+    );
+    let conditions = Conditions::of(&owner, Timestamp::now());
+    owner.status = Some(widget_status(&owner, &running, &conditions));
+
+    // Any request, a read or a write, would fail the scenario.
+    let action = server
+        .run(
+            ctx.apply_operand(&owner, &desired, &cache_of(&running), "app", widget_status),
+            async |_| {},
+        )
+        .await
+        .expect("the operand is reconciled");
+    assert_eq!(action, Action::requeue(RESYNC_PERIOD));
+}
+
+#[tokio::test]
+async fn a_workload_someone_changed_is_applied_again() {
+    let (ctx, mut server) = testing::context();
+    let owner = test_kinds::widget();
+    let desired = deployment(1, IMAGE);
+    // Scaled to 5 by someone, after this manager applied `desired`.
+    let fingerprint = crate::client::fingerprint::FINGERPRINT_ANNOTATION.to_owned();
+    let applied =
+        crate::client::fingerprint::fingerprinted(&desired).annotations()[&fingerprint].clone();
+    let mut edited = reporting(deployment(5, IMAGE), deployment_status(5, 5));
+    edited.annotations_mut().insert(fingerprint, applied);
+
+    server
+        .run(
+            ctx.apply_workload(&owner, &desired, &cache_of(&edited), "app"),
+            async |server| {
+                server.expect_get(&desired, Some(&edited)).await;
+                let request = server.expect_applied(&desired).await;
+                request.reply(StatusCode::OK, &desired);
+                let event = server.expect_event(&owner, "Normal", "Scaled").await;
+                assert_eq!(event["note"], "Scaled from 5 to 1 replicas");
+            },
+        )
+        .await
+        .expect("the workload is applied");
+}
+
+#[tokio::test]
+async fn a_cache_behind_the_last_apply_costs_a_read_not_a_second_write_or_event() {
+    let (ctx, mut server) = testing::context();
+    let owner = test_kinds::widget();
+    let before = crate::client::fingerprint::fingerprinted(&deployment(1, IMAGE));
+    let desired = deployment(3, IMAGE);
+    let applied = reporting(
+        crate::client::fingerprint::fingerprinted(&desired),
+        deployment_status(3, 1),
+    );
+
+    let stored = server
+        .run(
+            ctx.apply_workload(&owner, &desired, &cache_of(&before), "app"),
+            async |server| {
+                server.expect_get(&desired, Some(&applied)).await;
+            },
+        )
+        .await
+        .expect("nothing to apply");
+    assert_eq!(stored, applied);
+}

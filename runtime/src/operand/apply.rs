@@ -1,11 +1,12 @@
 //! The apply of an operand: its workload, with an event for each change to the running
 //! application, then its status.
 
+use ::k8s_openapi::NamespaceResourceScope;
 use ::k8s_openapi::jiff::Timestamp;
-use ::kube::Resource;
 use ::kube::core::object::HasStatus;
 use ::kube::runtime::controller::Action;
 use ::kube::runtime::reflector::Store;
+use ::kube::{Resource, ResourceExt as _};
 use ::serde::Serialize;
 
 use super::changes::changes;
@@ -121,6 +122,29 @@ fn written_by_others<K: Resource>(stored: &K) -> bool {
         .iter()
         .flatten()
         .any(|entry| entry.manager.as_deref() != Some(field_manager()))
+}
+
+/// Applies `desired`, a companion of `workload` named after it (its budget, its autoscaler),
+/// unless `cache` shows it up to date; when none is wanted, deletes the one `cache` holds (see
+/// [`Context::delete_cached`]).
+pub(super) async fn keep_companion<C, W>(
+    ctx: &Context,
+    workload: &W,
+    desired: Option<C>,
+    cache: &Store<C>,
+) -> Result<(), Error>
+where
+    C: ApiObject + Resource<Scope = NamespaceResourceScope>,
+    W: Workload,
+{
+    match desired {
+        Some(companion) => ctx.apply_cached(&companion, cache).await.map(drop),
+        None => {
+            let namespace = workload.namespace().unwrap_or_default();
+            ctx.delete_cached(&workload.name_any(), &namespace, cache)
+                .await
+        }
+    }
 }
 
 #[cfg(test)]

@@ -14,6 +14,7 @@ use ::k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use ::kube::ResourceExt as _;
 use ::kube::runtime::reflector::Store;
 
+use super::apply::keep_companion;
 use super::workload::Workload;
 use crate::client::Context;
 use crate::error::Error;
@@ -46,7 +47,7 @@ impl Autoscaling {
 /// (`obj`), so that it is watched, and garbage-collected, like the workload.
 // `spec.into()` wraps the spec in `Some` before Kubernetes 1.37, and is the spec itself after.
 #[allow(clippy::useless_conversion)]
-pub fn desired_autoscaler<K, W>(
+pub(crate) fn desired_autoscaler<K, W>(
     obj: &K,
     workload: &W,
     autoscaling: Autoscaling,
@@ -92,33 +93,21 @@ where
     }
 }
 
-impl Context {
-    /// Keeps the autoscaler of `obj` (see [`desired_autoscaler`]) while `autoscaling` asks
-    /// for one: applies it unless `cache` shows it up to date; without, deletes the one
-    /// `cache` holds (see [`Context::delete_cached`]).
-    pub async fn keep_autoscaler<K, W>(
-        &self,
-        obj: &K,
-        workload: &W,
-        autoscaling: Option<Autoscaling>,
-        cache: &Store<HorizontalPodAutoscaler>,
-    ) -> Result<(), Error>
-    where
-        K: ApiObject,
-        W: Workload,
-    {
-        match autoscaling {
-            Some(autoscaling) => {
-                let autoscaler = desired_autoscaler(obj, workload, autoscaling);
-                self.apply_cached(&autoscaler, cache).await.map(drop)
-            }
-            None => {
-                let namespace = workload.namespace().unwrap_or_default();
-                self.delete_cached(&workload.name_any(), &namespace, cache)
-                    .await
-            }
-        }
-    }
+/// Keeps the autoscaler of `obj` (see [`desired_autoscaler`]) while `autoscaling` asks for
+/// one, and deletes it once it does not (see [`keep_companion`]).
+pub(crate) async fn keep<K, W>(
+    ctx: &Context,
+    obj: &K,
+    workload: &W,
+    autoscaling: Option<Autoscaling>,
+    cache: &Store<HorizontalPodAutoscaler>,
+) -> Result<(), Error>
+where
+    K: ApiObject,
+    W: Workload,
+{
+    let desired = autoscaling.map(|autoscaling| desired_autoscaler(obj, workload, autoscaling));
+    keep_companion(ctx, workload, desired, cache).await
 }
 
 #[cfg(test)]

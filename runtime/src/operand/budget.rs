@@ -6,9 +6,9 @@
 use ::k8s_openapi::api::policy::v1::{PodDisruptionBudget, PodDisruptionBudgetSpec};
 use ::k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use ::k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
-use ::kube::ResourceExt as _;
 use ::kube::runtime::reflector::Store;
 
+use super::apply::keep_companion;
 use super::workload::Workload;
 use crate::client::Context;
 use crate::error::Error;
@@ -17,7 +17,7 @@ use crate::error::Error;
 /// pod of it (selected as the workload selects them) be unavailable at a time. It has the
 /// workload's name, namespace, labels and owner, so that it is watched, and garbage-collected,
 /// like the workload.
-pub fn desired_budget<W: Workload>(workload: &W) -> Option<PodDisruptionBudget> {
+pub(crate) fn desired_budget<W: Workload>(workload: &W) -> Option<PodDisruptionBudget> {
     if workload.replicas() <= 1 {
         return None;
     }
@@ -39,24 +39,14 @@ pub fn desired_budget<W: Workload>(workload: &W) -> Option<PodDisruptionBudget> 
     })
 }
 
-impl Context {
-    /// Keeps the budget of `workload` (see [`desired_budget`]): applies it unless `cache`
-    /// shows it up to date, or deletes the one `cache` holds when none is wanted (see
-    /// [`Context::delete_cached`]).
-    pub async fn keep_budget<W: Workload>(
-        &self,
-        workload: &W,
-        cache: &Store<PodDisruptionBudget>,
-    ) -> Result<(), Error> {
-        match desired_budget(workload) {
-            Some(budget) => self.apply_cached(&budget, cache).await.map(drop),
-            None => {
-                let namespace = workload.namespace().unwrap_or_default();
-                self.delete_cached(&workload.name_any(), &namespace, cache)
-                    .await
-            }
-        }
-    }
+/// Keeps the budget of `workload` (see [`desired_budget`]) while it wants one, and deletes it
+/// at one replica (see [`keep_companion`]).
+pub(crate) async fn keep<W: Workload>(
+    ctx: &Context,
+    workload: &W,
+    cache: &Store<PodDisruptionBudget>,
+) -> Result<(), Error> {
+    keep_companion(ctx, workload, desired_budget(workload), cache).await
 }
 
 #[cfg(test)]

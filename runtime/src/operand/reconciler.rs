@@ -13,7 +13,8 @@ use ::kube::runtime::controller::Action;
 use ::kube::runtime::reflector::{self, Store, store::Writer};
 use ::serde::Serialize;
 
-use super::autoscaler::Autoscaling;
+use super::autoscaler::{self, Autoscaling};
+use super::budget;
 use super::compact::packed;
 use super::workload::Workload;
 use crate::client::Context;
@@ -192,11 +193,10 @@ where
         }
         let workload = (self.workload)(obj);
         if self.disruption_budget {
-            ctx.keep_budget(&workload, &self.budgets).await?;
+            budget::keep(ctx, &workload, &self.budgets).await?;
         }
         if let Some(autoscaling) = self.autoscaling {
-            ctx.keep_autoscaler(obj, &workload, autoscaling(obj), &self.autoscalers)
-                .await?;
+            autoscaler::keep(ctx, obj, &workload, autoscaling(obj), &self.autoscalers).await?;
         }
         ctx.apply_operand(obj, &workload, &self.workloads, self.app, self.status)
             .await

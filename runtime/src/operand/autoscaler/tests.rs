@@ -87,10 +87,7 @@ async fn a_wanted_autoscaler_is_applied_unless_cached_up_to_date() {
     let autoscaler = desired_autoscaler(&widget, &workload, BETWEEN_2_AND_5_AT_70);
     let keep = |cache| {
         let (ctx, widget, workload) = (&ctx, &widget, &workload);
-        async move {
-            ctx.keep_autoscaler(widget, workload, Some(BETWEEN_2_AND_5_AT_70), &cache)
-                .await
-        }
+        async move { keep(ctx, widget, workload, Some(BETWEEN_2_AND_5_AT_70), &cache).await }
     };
     server
         .run(keep(cache_of(None)), async |server| {
@@ -116,7 +113,7 @@ async fn turned_off_the_autoscaler_is_deleted_once_and_none_is_not_looked_for() 
     let left = desired_autoscaler(&widget, &workload, BETWEEN_2_AND_5_AT_70);
     server
         .run(
-            ctx.keep_autoscaler(&widget, &workload, None, &cache_of(Some(&left))),
+            keep(&ctx, &widget, &workload, None, &cache_of(Some(&left))),
             async |server| {
                 let path = testing::path_of(&left);
                 let request = server.expect(Method::DELETE, &path).await;
@@ -129,7 +126,7 @@ async fn turned_off_the_autoscaler_is_deleted_once_and_none_is_not_looked_for() 
     // Any request would fail the scenario.
     server
         .run(
-            ctx.keep_autoscaler(&widget, &workload, None, &cache_of(None)),
+            keep(&ctx, &widget, &workload, None, &cache_of(None)),
             async |_| {},
         )
         .await

@@ -60,13 +60,10 @@ async fn a_wanted_budget_is_applied_unless_cached_up_to_date() {
     let workload = deployment(3);
     let budget = desired_budget(&workload).expect("a budget");
     server
-        .run(
-            ctx.keep_budget(&workload, &cache_of(None)),
-            async |server| {
-                let request = server.expect_applied(&budget).await;
-                request.reply(StatusCode::CREATED, &budget);
-            },
-        )
+        .run(keep(&ctx, &workload, &cache_of(None)), async |server| {
+            let request = server.expect_applied(&budget).await;
+            request.reply(StatusCode::CREATED, &budget);
+        })
         .await
         .expect("the budget is applied");
 
@@ -74,7 +71,7 @@ async fn a_wanted_budget_is_applied_unless_cached_up_to_date() {
     let applied = crate::client::fingerprint::fingerprinted(&budget);
     server
         .run(
-            ctx.keep_budget(&workload, &cache_of(Some(&applied))),
+            keep(&ctx, &workload, &cache_of(Some(&applied))),
             async |_| {},
         )
         .await
@@ -88,7 +85,7 @@ async fn an_unwanted_budget_is_deleted_once_and_none_is_not_looked_for() {
     let workload = deployment(1);
     server
         .run(
-            ctx.keep_budget(&workload, &cache_of(Some(&left))),
+            keep(&ctx, &workload, &cache_of(Some(&left))),
             async |server| {
                 let path = testing::path_of(&left);
                 let request = server.expect(Method::DELETE, &path).await;
@@ -100,7 +97,7 @@ async fn an_unwanted_budget_is_deleted_once_and_none_is_not_looked_for() {
 
     server
         .run(
-            ctx.keep_budget(&workload, &cache_of(Some(&left))),
+            keep(&ctx, &workload, &cache_of(Some(&left))),
             async |server| {
                 let path = testing::path_of(&left);
                 server
@@ -114,7 +111,7 @@ async fn an_unwanted_budget_is_deleted_once_and_none_is_not_looked_for() {
 
     // Any request would fail the scenario.
     server
-        .run(ctx.keep_budget(&workload, &cache_of(None)), async |_| {})
+        .run(keep(&ctx, &workload, &cache_of(None)), async |_| {})
         .await
         .expect("nothing to delete");
 }

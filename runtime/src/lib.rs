@@ -33,7 +33,7 @@
 //!
 //! | module | what it holds |
 //! |---|---|
-//! | [`controller`] | the [`Reconcile`] trait and the driver around it: the watches, the finalizer, backoff, references to other kinds |
+//! | [`controller`](mod@controller) | the [`Reconcile`] trait and the driver around it: the watches, the finalizer, backoff, references to other kinds |
 //! | [`client`] | [`Context`] and what a reconcile writes through it: apply, status, events, the cached copies of what it watches |
 //! | [`operand`] | the reconcilers of kinds that run an application: workloads, pods, Services, budgets, autoscalers, Jobs and CronJobs |
 //! | [`metrics`] | the Prometheus registry of the controllers |

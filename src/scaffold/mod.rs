@@ -14,6 +14,7 @@ mod operand_values;
 mod override_yaml;
 mod reference_values;
 pub mod retired_runtime;
+mod runtime_alias;
 pub mod runtime_dependency;
 mod rust;
 mod rust_order;
@@ -49,7 +50,7 @@ pub fn init_files(project: &Project) -> anyhow::Result<Vec<PlannedFile>> {
         root: Path::new("."),
         pending: &[],
     };
-    files.extend(render_generated(project, &tree)?);
+    files.extend(render_generated(project, &tree, false)?);
     override_yaml::check(&files)?;
     Ok(files)
 }
@@ -62,9 +63,15 @@ pub fn generated_files(
     interrupt: &Interrupt,
 ) -> anyhow::Result<Vec<PlannedFile>> {
     let tree = Tree { root, pending: &[] };
-    let mut files = render_generated(project, &tree)?;
+    let mut files = render_generated(project, &tree, runtime_alias(project, root)?)?;
     rustfmt::format(&mut files, root, interrupt)?;
     Ok(files)
+}
+
+/// Whether the generated `src/lib.rs` of the project at `root` keeps the runtime's old paths
+/// for the project's files (see `runtime_alias`).
+fn runtime_alias(project: &Project, root: &Path) -> anyhow::Result<bool> {
+    runtime_alias::named_in(root, &ProjectValues::new(project).crate_ident)
 }
 
 /// The scaffolded files of a new project: everything under `templates/project/`, at the same
@@ -96,10 +103,16 @@ fn project_files(project: &Project) -> anyhow::Result<Vec<PlannedFile>> {
 /// The files opgen owns, rebuilt from `PROJECT`: the api crate's module tree and CRD list,
 /// the controllers' module tree, the kustomizations that list per-kind files, the alerts
 /// and dashboard of the kinds' controllers, and the types of external CRDs and the module
-/// tree of the webhook files that `tree` holds.
-fn render_generated(project: &Project, tree: &Tree) -> anyhow::Result<Vec<PlannedFile>> {
+/// tree of the webhook files that `tree` holds. With `runtime_alias`, `src/lib.rs` keeps the
+/// runtime's paths of opgen 0.1 and 0.2 (see `runtime_alias`).
+fn render_generated(
+    project: &Project,
+    tree: &Tree,
+    runtime_alias: bool,
+) -> anyhow::Result<Vec<PlannedFile>> {
     let templates = Templates::get();
-    let values = ProjectValues::with_webhook_files(project, &WebhookFiles::of(project, tree));
+    let mut values = ProjectValues::with_webhook_files(project, &WebhookFiles::of(project, tree));
+    values.runtime_alias = runtime_alias;
     let mut files = vec![PlannedFile::new(
         project::FILE_NAME,
         project.render(),
@@ -237,7 +250,11 @@ fn with_generated(
     interrupt: &Interrupt,
 ) -> anyhow::Result<(Vec<PlannedFile>, bool)> {
     let tree = Tree { root, pending };
-    files.extend(render_generated(project, &tree)?);
+    files.extend(render_generated(
+        project,
+        &tree,
+        runtime_alias(project, root)?,
+    )?);
     override_yaml::check(&files)?;
     let formatted = rustfmt::format(&mut files, root, interrupt)?;
     Ok((files, formatted))

@@ -210,10 +210,10 @@ impl OperandValues {
         if service {
             core_types.push("Service");
             kube_uses.extend(controller.service_kube_uses);
-            runtime_uses.push("serving");
+            runtime_uses.push("operand::serving");
         }
         if operand.autoscale {
-            runtime_uses.push("autoscaling::Autoscaling");
+            runtime_uses.push("operand::Autoscaling");
         }
         let runs_as = match service {
             true => format!("a {}, behind a Service", operand.workload.kind()),
@@ -434,7 +434,7 @@ mod tests {
         assert_eq!(values.runs_as, "a StatefulSet, behind a Service");
         assert!(values.core_types.contains(&"Service"));
         assert_eq!(values.kube_uses, ["ResourceExt as _"]);
-        assert_eq!(values.runtime_uses, ["serving"]);
+        assert_eq!(values.runtime_uses, ["operand::serving"]);
         assert_eq!(values.tests.integration, "runs_behind_a_service_and_scales");
         assert_eq!(
             (
@@ -464,6 +464,6 @@ mod tests {
         operand.autoscale = true;
         let values = OperandValues::new(&operand);
         assert!(values.autoscale);
-        assert_eq!(values.runtime_uses, ["autoscaling::Autoscaling"]);
+        assert_eq!(values.runtime_uses, ["operand::Autoscaling"]);
     }
 }

@@ -54,6 +54,9 @@ pub struct ProjectValues {
     pub controllers: Vec<String>,
     /// The webhooks (`create webhook`).
     pub webhooks: super::webhook_values::WebhooksValues,
+    /// Whether the project's files name the runtime `crate::runtime`, as those of opgen 0.1
+    /// and 0.2 do (see `runtime_alias`): `src/lib.rs` keeps their paths.
+    pub runtime_alias: bool,
     /// The api crate has the `external` module: types of other projects' CRDs.
     pub external_types: bool,
     /// Where opgen's releases are downloaded from: `<repository>/releases/download`.
@@ -203,6 +206,7 @@ impl ProjectValues {
             groups,
             controllers,
             webhooks: super::webhook_values::WebhooksValues::new(project, files),
+            runtime_alias: false,
             external_types: project
                 .foreign_kinds
                 .iter()

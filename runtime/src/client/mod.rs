@@ -6,13 +6,13 @@
 
 mod apply;
 pub(crate) mod cache;
-mod context;
+pub(crate) mod context;
 mod events;
 pub(crate) mod fingerprint;
 pub(crate) mod recent_applies;
 mod status;
 
 pub use self::apply::Applied;
-pub use self::context::{Context, DEFAULT_CONCURRENCY};
+pub use self::context::Context;
 pub use self::events::Events;
 pub use self::status::StatusUpdate;

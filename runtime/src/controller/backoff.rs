@@ -3,21 +3,12 @@
 use ::std::time::Duration;
 
 /// Delay before the first retry of a failed reconcile; doubles on every further failure.
-pub const BACKOFF_INITIAL: Duration = Duration::from_secs(5);
+pub(crate) const BACKOFF_INITIAL: Duration = Duration::from_secs(5);
 /// Longest delay between retries of a failing reconcile.
-pub const BACKOFF_MAX: Duration = Duration::from_secs(300);
+pub(crate) const BACKOFF_MAX: Duration = Duration::from_secs(300);
 
 /// Delay before the next retry after `failures` consecutive failures (at least 1).
-///
-/// ```
-/// use std::time::Duration;
-/// use opgen_runtime::controller::backoff;
-///
-/// assert_eq!(backoff(1), Duration::from_secs(5));
-/// assert_eq!(backoff(3), Duration::from_secs(20));
-/// assert_eq!(backoff(100), Duration::from_secs(300));
-/// ```
-pub fn backoff(failures: u32) -> Duration {
+pub(crate) fn backoff(failures: u32) -> Duration {
     let factor = 2u32.saturating_pow(failures.saturating_sub(1));
     BACKOFF_INITIAL.saturating_mul(factor).min(BACKOFF_MAX)
 }

@@ -36,7 +36,6 @@ use ::std::time::Duration;
 
 use ::kube::runtime::controller::Action;
 
-pub use self::backoff::{BACKOFF_INITIAL, BACKOFF_MAX, backoff};
 pub use self::driver::Driver;
 pub(crate) use self::driver::controller_name;
 pub(crate) use self::setup::AddWatch;

@@ -172,7 +172,7 @@ pub fn env(prefix: &str, name: &str, namespace: &str, port: Option<i32>) -> Vec<
 
 /// The objects among `objects` that reference the object `name` in `namespace`: the watch of
 /// the referenced kind reconciles them when it changes.
-pub fn referencing<'a, K: ApiObject>(
+pub(crate) fn referencing<'a, K: ApiObject>(
     objects: impl IntoIterator<Item = &'a K>,
     namespace: Option<&str>,
     name: &str,

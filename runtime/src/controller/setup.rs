@@ -23,7 +23,7 @@ use crate::object::ApiObject;
 /// Adds a watch to a kind's controller.
 pub(crate) type AddWatch<K> = Box<dyn FnOnce(Controller<K>, &Context) -> Controller<K> + Send>;
 
-/// A kind's controller being set up: see [`controller()`].
+/// A kind's controller being set up: see [`controller()`](super::controller()).
 pub struct Setup<R: Reconcile> {
     ctx: Context,
     reconciler: R,
@@ -42,7 +42,7 @@ impl<R: Reconcile> Setup<R> {
 
     /// Also watches the `C` objects that carry a controller owner reference to an object of
     /// the kind (the objects its reconciler makes), so that their changes reconcile their
-    /// owner. `config` selects which ones, such as [`made_for`](super::apply::made_for) those
+    /// owner. `config` selects which ones, such as [`made_for`](crate::made_for) those
     /// this manager made.
     #[must_use]
     pub fn owns<C>(mut self, config: watcher::Config) -> Self

@@ -9,6 +9,7 @@ use ::std::time::Duration;
 
 use ::kube::runtime::watcher;
 
+use super::backoff::{BACKOFF_INITIAL, BACKOFF_MAX, backoff};
 use super::*;
 use crate::identity::field_manager;
 use crate::object::made_for;

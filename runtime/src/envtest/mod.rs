@@ -124,7 +124,7 @@ impl Options {
 /// ```
 pub trait Project: 'static {
     /// The project's name: the manager's (see
-    /// [`field_manager`](crate::context::field_manager)).
+    /// [`field_manager`](crate::field_manager)).
     const NAME: &'static str;
     /// The project's directory, whose `config/external/` holds the other projects' CRDs that
     /// its controllers watch: its `CARGO_MANIFEST_DIR`.

@@ -76,7 +76,7 @@ pub struct Manager {
 
 impl Manager {
     /// The manager called `name` (the project's package name: see
-    /// [`field_manager`](crate::context::field_manager)), run as `options` say.
+    /// [`field_manager`](crate::field_manager)), run as `options` say.
     pub fn new(name: impl Into<String>, options: Options) -> Self {
         Self {
             name: name.into(),

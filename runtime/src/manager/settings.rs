@@ -7,7 +7,7 @@ use ::std::sync::Arc;
 
 use ::anyhow::Context as _;
 
-pub use crate::client::DEFAULT_CONCURRENCY;
+pub use crate::client::context::DEFAULT_CONCURRENCY;
 use crate::webhook::certificates::Certificates;
 
 /// How the manager runs: what `main` hands over from the command-line flags. Two more settings
@@ -52,7 +52,7 @@ pub enum LogFormat {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct MetricsServing {
     /// HTTPS, each request's bearer token reviewed with the API server (see
-    /// [`metrics_auth`](crate::metrics_auth)); `false` serves plain HTTP to whoever reaches
+    /// the `metrics_auth` module); `false` serves plain HTTP to whoever reaches
     /// the port, for development.
     pub secure: bool,
     /// `tls.crt` and `tls.key` here (a mounted Secret, cert-manager's say), re-read when they

@@ -56,7 +56,7 @@ impl Context {
     ///
     /// The workload is written without being read when the watch has listed everything and
     /// nothing says the copy lags behind this manager's own last apply (see
-    /// [`crate::recent_applies`]); otherwise it is read first, so that the events say what
+    /// the `recent_applies` module); otherwise it is read first, so that the events say what
     /// changes now, once.
     pub async fn apply_workload<K, W>(
         &self,

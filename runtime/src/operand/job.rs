@@ -15,6 +15,7 @@ use ::kube::runtime::controller::Action;
 use ::serde::Serialize;
 
 use crate::client::Context;
+use crate::client::fingerprint::hash;
 use crate::conditions::Conditions;
 use crate::controller::reference::{self, Reference, Resolution, Resolve};
 use crate::controller::{RESYNC_PERIOD, Reconcile, Setup, controller};
@@ -31,7 +32,7 @@ pub const FAILED: &str = "Failed";
 /// does not run it: a `Warning` event when it turns `True`.
 pub const OUTDATED: &str = "Outdated";
 /// The annotation of a Job with the fingerprint of the spec it was made from.
-pub const SPEC_ANNOTATION: &str = "opgen.io/spec-fingerprint";
+pub(crate) const SPEC_ANNOTATION: &str = "opgen.io/spec-fingerprint";
 
 /// The object `K`'s Job, from `K`.
 pub type DesiredJob<K> = fn(&K) -> Job;
@@ -172,14 +173,10 @@ impl JobRun {
     }
 }
 
-/// The fingerprint of a Job's spec (64-bit FNV-1a of its JSON), stable across builds and
-/// Rust versions, unlike `std`'s hasher.
-pub fn fingerprint(job: &Job) -> String {
-    let json = serde_json::to_vec(&job.spec).expect("a Job serializes");
-    let hash = json.iter().fold(0xcbf2_9ce4_8422_2325_u64, |hash, byte| {
-        (hash ^ u64::from(*byte)).wrapping_mul(0x0100_0000_01b3)
-    });
-    format!("{hash:016x}")
+/// The fingerprint of a Job's spec: a hash of its JSON that is stable across builds and Rust
+/// versions (see [`hash`]).
+pub(crate) fn fingerprint(job: &Job) -> String {
+    hash(&serde_json::to_vec(&job.spec).expect("a Job serializes"))
 }
 
 /// `job` with the fingerprint of its spec in [`SPEC_ANNOTATION`].

@@ -119,7 +119,7 @@ where
     }
 
     /// Also keeps a PodDisruptionBudget for the workload while it asks for more than one
-    /// replica, and deletes it at one (see [`crate::disruption`]). Its RBAC: `list`, `watch`,
+    /// replica, and deletes it at one (see the `budget` module). Its RBAC: `list`, `watch`,
     /// `create`, `patch` and `delete` on `policy` `poddisruptionbudgets`.
     #[must_use]
     pub fn with_disruption_budget(mut self) -> Self {
@@ -128,7 +128,7 @@ where
     }
 
     /// Also keeps a HorizontalPodAutoscaler for the object while `autoscaling` returns what
-    /// it asks of one, and deletes it once it returns `None` (see [`crate::autoscaling`]).
+    /// it asks of one, and deletes it once it returns `None` (see the `autoscaler` module).
     /// The autoscaler writes the object's `spec.replicas` through its scale subresource: the
     /// workload must take its replicas from there, and the kind's status must report the
     /// `replicas` and `selector` its scale subresource reads. Its RBAC: `list`, `watch`,

@@ -33,7 +33,7 @@ pub trait Workload: ApiObject + Resource<Scope = NamespaceResourceScope> {
     /// The spec of its pods.
     fn pod_spec(&self) -> Option<&PodSpec>;
 
-    /// The template of its pods, for [`crate::compact`] to pack and unpack.
+    /// The template of its pods, which the controllers' copies keep packed as JSON.
     fn template_mut(&mut self) -> Option<&mut PodTemplateSpec>;
 
     /// The selector of its pods.

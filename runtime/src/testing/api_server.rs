@@ -204,7 +204,7 @@ impl ApiServer {
     }
 
     /// Expects the server-side apply of `desired`, with `desired` as its body (and maybe its
-    /// fingerprint annotation, see [`crate::cache`]). Answer it.
+    /// fingerprint annotation, see [`client`](crate::client)). Answer it.
     pub async fn expect_applied<C>(&mut self, desired: &C) -> Received
     where
         C: Resource<DynamicType = ()> + Serialize,
@@ -291,7 +291,7 @@ impl ApiServer {
     }
 
     /// Expects the server-side apply of a status to `obj`, and answers with `obj` holding it;
-    /// returns the applied status (its observed generation is [`GENERATION`]).
+    /// returns the applied status (its observed generation is [`GENERATION`](super::GENERATION)).
     pub async fn expect_status_applied<K>(&mut self, obj: &K) -> Value
     where
         K: Resource<DynamicType = ()> + Serialize,

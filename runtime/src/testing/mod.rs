@@ -41,6 +41,8 @@
 
 mod api_server;
 
+use ::std::sync::Arc;
+
 use ::http::{Request, Response};
 use ::k8s_openapi::apimachinery::pkg::apis::meta::v1::Condition;
 use ::kube::client::Body;
@@ -53,7 +55,7 @@ use ::tower_test::mock;
 
 pub use self::api_server::{ApiServer, Received};
 use crate::client::Context;
-use crate::controller::Reconcile;
+use crate::controller::{Driver, Reconcile};
 use crate::error::Error;
 use crate::object::KindScope;
 
@@ -94,6 +96,20 @@ pub async fn cleanup<R: Reconcile>(
 ) -> Result<Action, Error> {
     let (ctx, mut server) = context();
     server.run(reconciler.cleanup(obj, &ctx), script).await
+}
+
+/// Runs one reconcile of `obj` as its controller runs it, against a mock API server whose side
+/// `script` plays (see [`ApiServer::run`]): through the finalizer with
+/// [`Reconcile::FINALIZER`], [`Reconcile::cleanup`] once `obj` is being deleted, and without a
+/// finalizer nothing at all for a deleted object, which the garbage collector takes.
+pub async fn reconcile<R: Reconcile>(
+    reconciler: R,
+    obj: R::Object,
+    script: impl AsyncFnOnce(&mut ApiServer),
+) -> Result<Action, Error> {
+    let (ctx, mut server) = context();
+    let driver = Driver::new(reconciler, ctx);
+    server.run(driver.reconcile(Arc::new(obj)), script).await
 }
 
 /// A new object of kind `K`, with the default spec, as the API server returns it before any

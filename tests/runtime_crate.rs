@@ -6,35 +6,59 @@
 //! These build the crate into `target/runtime-crate`, with a Kubernetes version named through
 //! `K8S_OPENAPI_ENABLED_VERSION` (the crate itself leaves the choice to the project, so a
 //! build of it alone needs one), always the same, so that the directory is built once.
+//!
+//! The crate's public API is checked against the previous release's with cargo-semver-checks
+//! (`scripts/semver-checks.sh` builds it once from crates.io; `SEMVER_CHECKS` names another
+//! binary): a change that would break a project must come with a new minor version (0.x's
+//! major), as 0.3.0 is.
 
-use std::{path::Path, process::Command};
+#[path = "common/releases.rs"]
+mod releases;
 
-/// Runs `cargo <args>` on the workspace, in the crate's own target directory, and fails the
-/// test with its output unless it succeeds.
-fn cargo(args: &[&str]) {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let target = Path::new(env!("CARGO_TARGET_TMPDIR"))
+use std::{
+    path::{Path, PathBuf},
+    process::{Command, Output},
+};
+
+/// The crate's own target directory.
+fn target_dir() -> PathBuf {
+    Path::new(env!("CARGO_TARGET_TMPDIR"))
         .parent()
         .unwrap()
-        .join("runtime-crate");
-    let output = Command::new(env!("CARGO"))
+        .join("runtime-crate")
+}
+
+/// `cargo <args>` in the workspace, in the crate's own target directory, with `env` besides.
+fn cargo_with(args: &[&str], env: &[(&str, &std::ffi::OsStr)]) -> Output {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    Command::new(env!("CARGO"))
         .args(args)
         .current_dir(root)
-        .env("CARGO_TARGET_DIR", &target)
+        .env("CARGO_TARGET_DIR", target_dir())
         .env("K8S_OPENAPI_ENABLED_VERSION", "1.37")
         .env("CARGO_INCREMENTAL", "0")
         .env("CARGO_PROFILE_DEV_DEBUG", "line-tables-only")
         .env("RUSTDOCFLAGS", "-D warnings")
         .env("CARGO_TERM_COLOR", "never")
+        .envs(env.iter().copied())
         .output()
-        .expect("cargo runs");
+        .expect("cargo runs")
+}
+
+/// Fails the test with the output of `what` unless it succeeded.
+fn succeeded(what: &str, output: &Output) {
     assert!(
         output.status.success(),
-        "cargo {} failed:\n{}{}",
-        args.join(" "),
+        "{what} failed:\n{}{}",
         String::from_utf8_lossy(&output.stdout),
         String::from_utf8_lossy(&output.stderr)
     );
+}
+
+/// Runs `cargo <args>` on the workspace, in the crate's own target directory, and fails the
+/// test with its output unless it succeeds.
+fn cargo(args: &[&str]) {
+    succeeded(&format!("cargo {}", args.join(" ")), &cargo_with(args, &[]));
 }
 
 #[test]
@@ -65,4 +89,159 @@ fn the_runtime_crate_is_linted_and_documented() {
 #[test]
 fn the_runtime_crate_passes_its_own_tests() {
     cargo(&["test", "--locked", "-p", "opgen-runtime", "--all-features"]);
+}
+
+/// Where the semver check keeps its copies of the crate and their rustdoc JSON.
+fn semver_dir() -> PathBuf {
+    target_dir().join("semver")
+}
+
+/// The rustdoc JSON (what cargo-semver-checks compares) of the crate whose manifest is
+/// `manifest` (the workspace's own crate when `None`), with every feature, copied to `name`.
+///
+/// The JSON output is unstable, so rustdoc runs with `RUSTC_BOOTSTRAP=1`, as
+/// cargo-semver-checks itself does on a stable toolchain, but through a wrapper of rustdoc
+/// alone: set for all of cargo, it would change how some dependencies' build scripts see the
+/// compiler, and rebuild them apart from the other tests' builds.
+fn rustdoc_json(manifest: Option<&Path>, name: &str) -> PathBuf {
+    let dir = semver_dir();
+    std::fs::create_dir_all(&dir).unwrap();
+    let wrapper = dir.join("rustdoc-json.sh");
+    std::fs::write(
+        &wrapper,
+        "#!/bin/sh\nRUSTC_BOOTSTRAP=1 exec rustdoc \"$@\"\n",
+    )
+    .unwrap();
+    let executable = std::os::unix::fs::PermissionsExt::from_mode(0o755);
+    std::fs::set_permissions(&wrapper, executable).unwrap();
+    let mut args = vec!["rustdoc", "--all-features"];
+    let manifest_arg;
+    match manifest {
+        Some(manifest) => {
+            manifest_arg = manifest.to_string_lossy().into_owned();
+            args.extend(["--manifest-path", &manifest_arg]);
+        }
+        None => args.extend(["--locked", "-p", "opgen-runtime"]),
+    }
+    args.extend(["--", "-Z", "unstable-options", "--output-format", "json"]);
+    let output = cargo_with(&args, &[("RUSTDOC", wrapper.as_os_str())]);
+    succeeded(&format!("rustdoc JSON of {name}"), &output);
+    let json = dir.join(format!("{name}.json"));
+    std::fs::copy(target_dir().join("doc/opgen_runtime.json"), &json).unwrap();
+    json
+}
+
+/// A copy of the crate's sources as a crate of its own in `dir`: `runtime/` as `tree` holds
+/// it, with `lock` as its Cargo.lock, its manifest edited by `manifest`.
+fn scratch_crate(dir: &Path, lock: &str, manifest: impl FnOnce(String) -> String) -> PathBuf {
+    let crate_dir = dir.join("runtime");
+    let path = crate_dir.join("Cargo.toml");
+    let text = std::fs::read_to_string(&path).unwrap();
+    // A workspace of its own: the copy lies inside opgen's, which does not list it.
+    std::fs::write(&path, format!("{}\n[workspace]\n", manifest(text))).unwrap();
+    std::fs::write(crate_dir.join("Cargo.lock"), lock).unwrap();
+    path
+}
+
+/// The copy of this checkout's crate in `dir`.
+fn copy_of_this_crate(dir: &Path) -> PathBuf {
+    let _ = std::fs::remove_dir_all(dir);
+    std::fs::create_dir_all(dir).unwrap();
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let copy = Command::new("cp")
+        .arg("-r")
+        .arg(root.join("runtime"))
+        .arg(dir)
+        .status()
+        .unwrap();
+    assert!(
+        copy.success(),
+        "cannot copy runtime/ into {}",
+        dir.display()
+    );
+    let lock = std::fs::read_to_string(root.join("Cargo.lock")).unwrap();
+    scratch_crate(dir, &lock, |text| text)
+}
+
+/// cargo-semver-checks' verdict on `current` against `baseline` (rustdoc JSON).
+fn semver_checks(current: &Path, baseline: &Path) -> Output {
+    let tool = match std::env::var_os("SEMVER_CHECKS").filter(|p| !p.is_empty()) {
+        Some(tool) => PathBuf::from(tool),
+        None => {
+            let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/semver-checks.sh");
+            let output = Command::new("bash").arg(&script).output().unwrap();
+            succeeded(
+                "scripts/semver-checks.sh (it builds cargo-semver-checks from crates.io once, then finds its cache)",
+                &output,
+            );
+            PathBuf::from(String::from_utf8(output.stdout).unwrap().trim())
+        }
+    };
+    Command::new(tool)
+        .arg("semver-checks")
+        .arg("--current-rustdoc")
+        .arg(current)
+        .arg("--baseline-rustdoc")
+        .arg(baseline)
+        .env("CARGO_TERM_COLOR", "never")
+        .output()
+        .expect("cargo-semver-checks runs")
+}
+
+/// The crate's API against 0.2.0's: this release breaks it (see CHANGELOG.md) and so is 0.3.0.
+/// Then a scratch copy proves the check: one public signature changed without a new version
+/// fails it, and passes it once the version moves.
+#[test]
+fn the_runtime_api_breaks_only_with_a_new_version() {
+    let previous = releases::V0_2_0;
+    if !previous.in_history("the runtime's API against its previous release") {
+        return;
+    }
+    let current = rustdoc_json(None, "current");
+
+    let baseline_dir = semver_dir().join("baseline");
+    let _ = std::fs::remove_dir_all(&baseline_dir);
+    previous.unpack(&["runtime"], &baseline_dir);
+    let manifest = scratch_crate(&baseline_dir, &previous.read("Cargo.lock"), |text| text);
+    let baseline = rustdoc_json(Some(&manifest), "baseline");
+    let verdict = semver_checks(&current, &baseline);
+    succeeded("cargo-semver-checks against opgen-runtime 0.2.0", &verdict);
+
+    // `run` takes one more argument, and the version stays.
+    let broken_dir = semver_dir().join("broken");
+    let manifest = copy_of_this_crate(&broken_dir);
+    let controller = broken_dir.join("runtime/src/controller/mod.rs");
+    let source = std::fs::read_to_string(&controller).unwrap();
+    let signature = "pub async fn run<R: Reconcile>(ctx: Context, reconciler: R)";
+    assert!(source.contains(signature), "{}", controller.display());
+    let broken_source = source.replace(
+        signature,
+        "pub async fn run<R: Reconcile>(ctx: Context, reconciler: R, _name: &str)",
+    );
+    std::fs::write(&controller, broken_source).unwrap();
+    let broken = rustdoc_json(Some(&manifest), "broken");
+    let verdict = semver_checks(&broken, &current);
+    let report = String::from_utf8_lossy(&verdict.stdout).into_owned()
+        + &String::from_utf8_lossy(&verdict.stderr);
+    assert!(!verdict.status.success(), "the break passed:\n{report}");
+    assert!(
+        report.contains("function_parameter_count_changed")
+            && report.contains("opgen_runtime::controller::run"),
+        "{report}"
+    );
+
+    // The same break with the next minor version is allowed.
+    let text = std::fs::read_to_string(&manifest).unwrap();
+    let version = format!("version = \"{}\"", env!("CARGO_PKG_VERSION"));
+    assert!(text.contains(&version), "{text}");
+    std::fs::write(
+        &manifest,
+        text.replacen(&version, "version = \"0.99.0\"", 1),
+    )
+    .unwrap();
+    let bumped = rustdoc_json(Some(&manifest), "bumped");
+    succeeded(
+        "cargo-semver-checks of a break with a new version",
+        &semver_checks(&bumped, &current),
+    );
 }

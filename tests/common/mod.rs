@@ -10,6 +10,7 @@ pub mod operator;
 pub mod otlp;
 pub mod process;
 pub mod promtool;
+pub mod releases;
 pub mod wait;
 
 use std::{

@@ -127,7 +127,7 @@ where
     }
 
     /// Adds to `setup` a watch of `T` mapped back to the objects of `K` that reference the
-    /// changed object (found in the controller's cache, see [`referencing`]).
+    /// changed object (found in the controller's cache).
     pub fn watch<R: Reconcile<Object = K>>(&self, setup: Setup<R>) -> Setup<R> {
         setup.watching(self.add_watch())
     }

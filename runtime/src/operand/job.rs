@@ -179,7 +179,7 @@ pub(crate) fn fingerprint(job: &Job) -> String {
     hash(&serde_json::to_vec(&job.spec).expect("a Job serializes"))
 }
 
-/// `job` with the fingerprint of its spec in [`SPEC_ANNOTATION`].
+/// `job` with the fingerprint of its spec in the annotation `opgen.io/spec-fingerprint`.
 pub fn stamped(mut job: Job) -> Job {
     let fingerprint = fingerprint(&job);
     job.metadata

@@ -323,3 +323,36 @@ fn create_webhook_validation_after_defaulting() {
         ],
     );
 }
+
+/// Every stored snapshot is of a file its scenario writes: a file a scenario no longer writes
+/// (renamed, or gone) would otherwise keep its snapshot forever, since insta reads only those
+/// a test asserts.
+#[test]
+fn every_stored_snapshot_is_of_a_file_its_scenario_lists() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("snapshots");
+    let names: Vec<String> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|entry| entry.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|name| name.ends_with(".snap"))
+        .collect();
+    let listed = |scenario: &str| -> Vec<String> {
+        let text =
+            std::fs::read_to_string(dir.join(format!("{scenario}@files.snap"))).unwrap_or_default();
+        let body = text.splitn(3, "---").nth(2).unwrap_or_default();
+        body.lines()
+            .map(|line| line.trim().replace('/', "__"))
+            .collect()
+    };
+    let strays: Vec<&String> = names
+        .iter()
+        .filter(|name| !name.ends_with("@files.snap"))
+        .filter(|name| {
+            let (scenario, file) = name
+                .trim_end_matches(".snap")
+                .split_once('@')
+                .expect("snapshots are named <scenario>@<file>");
+            !listed(scenario).iter().any(|path| path == file)
+        })
+        .collect();
+    assert_eq!(strays, Vec::<&String>::new(), "delete them");
+}

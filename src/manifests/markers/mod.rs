@@ -8,5 +8,5 @@ pub mod rbac;
 pub mod syntax;
 pub mod webhook;
 
-pub use rbac::{CONTROLLERS_DIR, Marker, RUNTIME_DIR, check_scope, parse_source, read_controllers};
+pub use rbac::{CONTROLLERS_DIR, Marker, check_scope, parse_source, read_controllers};
 pub use syntax::{InvalidMarkers, MarkerError, Place, Problem};

@@ -16,11 +16,9 @@ use super::syntax::{
 };
 use crate::{files::rust_files, manifests::rbac::Rule, project::Project};
 
-/// Where the markers are read from, relative to the project root.
+/// Where the markers are read from, relative to the project root: the controllers, and the
+/// generated `mod.rs` that carries the runtime's own (the self-managed webhook certificates').
 pub const CONTROLLERS_DIR: &str = "src/controllers";
-
-/// opgen's runtime in the generated project, whose markers count too.
-pub const RUNTIME_DIR: &str = "src/runtime";
 
 /// The keys an `rbac` marker takes, as Kubebuilder spells them.
 const KEYS: [&str; 6] = [
@@ -101,10 +99,9 @@ const READER: Reader<Rule> = Reader {
     hint,
 };
 
-/// Reads the markers of every `.rs` file under `src/controllers/` and `src/runtime/` (in path
-/// order, so that messages come out the same on every run), checks them against the
-/// project's scope and returns their rules. The runtime's are opgen's own: the permissions of
-/// the self-managed webhook certificates.
+/// Reads the markers of every `.rs` file under `src/controllers/` (in path order, so that
+/// messages come out the same on every run), checks them against the project's scope and
+/// returns their rules.
 pub fn read_controllers(root: &Path, project: &Project) -> anyhow::Result<Vec<Rule>> {
     let mut files = Vec::new();
     for dir in SOURCE_DIRS {
@@ -117,7 +114,7 @@ pub fn read_controllers(root: &Path, project: &Project) -> anyhow::Result<Vec<Ru
 }
 
 /// The directories whose `.rs` files hold the markers of the manager role.
-pub const SOURCE_DIRS: [&str; 2] = [CONTROLLERS_DIR, RUNTIME_DIR];
+pub const SOURCE_DIRS: [&str; 1] = [CONTROLLERS_DIR];
 
 /// The rules of the markers of `files` (path and text, in path order), checked against the
 /// project's scope, as [`read_controllers`] reads them from disk.

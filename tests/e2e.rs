@@ -520,6 +520,11 @@ fn a_project_of_the_previous_release_updated() {
 }
 
 #[test]
+fn a_project_of_0_2_0_updated() {
+    previous_release::update_from_0_2_0();
+}
+
+#[test]
 fn cluster_wide_operator_on_the_oldest_kubernetes() {
     scenario(
         "cluster-op",

@@ -58,7 +58,17 @@ impl Update {
             .into_iter()
             .filter(|change| change.action != Action::Unchanged)
             .collect();
-        let leftovers = leftovers::leftover_generated(root, &generated)?;
+        // The runtime's copy is opgen's as a whole: a file of an older release's copy that this
+        // release's does not have goes (0.3.0 moved the crate's modules into folders).
+        let runtime_dir = format!("{}/", scaffold::vendored_runtime::DIR);
+        let (old_runtime, leftovers): (Vec<String>, Vec<String>) =
+            leftovers::leftover_generated(root, &generated)?
+                .into_iter()
+                .partition(|path| path.starts_with(&runtime_dir));
+        for path in old_runtime {
+            let text = crate::files::read_to_string(&root.join(&path))?;
+            generated.delete(path, text);
+        }
         Ok(Update {
             generated,
             scaffolded,
@@ -219,6 +229,28 @@ mod tests {
         write(dir.path(), "src/mine.rs", &format!("// mine\n{header}"));
         let update = Update::plan(dir.path(), &project, &Interrupt::never()).unwrap();
         assert_eq!(update.leftovers, ["src/runtime/retired.rs"]);
+    }
+
+    #[test]
+    fn removes_the_files_of_an_older_runtime_copy() {
+        let (dir, project) = older_project();
+        let header = format!("// {GENERATED_MARKER}\n");
+        write(dir.path(), "vendor/opgen-runtime/src/reconcile.rs", &header);
+        write(dir.path(), "vendor/opgen-runtime/src/mine.rs", "// mine\n");
+        let update = Update::plan(dir.path(), &project, &Interrupt::never()).unwrap();
+        assert_eq!(
+            action(&update.generated, "vendor/opgen-runtime/src/reconcile.rs"),
+            Action::Delete
+        );
+        assert!(update.leftovers.is_empty(), "{:?}", update.leftovers);
+        assert!(
+            update
+                .generated
+                .changes
+                .iter()
+                .all(|change| change.path != "vendor/opgen-runtime/src/mine.rs"),
+            "a file without opgen's header is not opgen's"
+        );
     }
 
     #[test]

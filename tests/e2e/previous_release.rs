@@ -1,11 +1,17 @@
-//! A project of the previous release, opgen 0.1.0 (its machinery generated into `src/runtime/`
-//! and `tests/integration/envtest.rs`), brought to this one with `opgen update`: the
-//! machinery's files go, opgen-runtime's copy and the dependency come, and the project, with
-//! its kinds and webhooks as 0.1.0 scaffolded them (one file for both admission webhooks of a
-//! version), and a webhook this opgen adds beside one of those files, builds, passes its tests
-//! and lints, and runs on the control plane.
+//! Projects of earlier releases brought to this one with `opgen update`.
 //!
-//! The previous release is built from this repository's own history (`PREVIOUS_RELEASE`), into
+//! - opgen 0.1.0 (its machinery generated into `src/runtime/` and
+//!   `tests/integration/envtest.rs`): the machinery's files go, opgen-runtime's copy and the
+//!   dependency come, and the project, with its kinds and webhooks as 0.1.0 scaffolded them (one
+//!   file for both admission webhooks of a version), and a webhook this opgen adds beside one
+//!   of those files, builds, passes its tests and lints, and runs on the control plane.
+//! - opgen 0.2.0 (opgen-runtime 0.2.0, whose modules 0.3.0 moved): the copy and the version
+//!   move, and the project, with every kind of controller, its webhooks, `main.rs` and `cli.rs`
+//!   as 0.2.0 scaffolded them, builds, passes its tests and lints through the `runtime` module
+//!   the generated `src/lib.rs` keeps for them; once its files name `opgen_runtime` instead, the
+//!   module goes.
+//!
+//! The releases are built from this repository's own history (see `common::releases`), into
 //! the shared target directory.
 
 use std::{
@@ -15,70 +21,71 @@ use std::{
 
 use crate::{
     build_test_lint,
-    common::{Project, generated_build_env, shared_target_dir},
+    common::{
+        Project, generated_build_env,
+        releases::{self, Release},
+        shared_target_dir,
+    },
     on_cluster, run, webhooks,
 };
 
-/// The commit of opgen 0.1.0: the last before the runtime became a crate.
-const PREVIOUS_RELEASE: &str = "a23b225";
-
-/// Builds opgen 0.1.0 from the repository's history; `None`, said loudly, when the history
-/// does not have it (a shallow clone, or a source archive).
-fn previous_opgen() -> Option<PathBuf> {
-    let repository = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let found = Command::new("git")
-        .args(["cat-file", "-e", &format!("{PREVIOUS_RELEASE}^{{commit}}")])
-        .current_dir(repository)
-        .status()
-        .is_ok_and(|status| status.success());
-    if !found {
-        use std::io::Write as _;
-        let _ = writeln!(
-            std::io::stderr(),
-            "SKIPPED: the previous release, commit {PREVIOUS_RELEASE} (opgen 0.1.0), is not in this checkout's git history, so the update from it is not proven: fetch the whole history (`git fetch --unshallow`) and run this test again"
-        );
+/// Builds `release`'s opgen from the repository's history, and returns a copy of its binary
+/// that `dir` keeps; `None`, said loudly, when the history does not have it (a shallow clone,
+/// or a source archive).
+fn opgen_of(release: Release, dir: &Path) -> Option<PathBuf> {
+    if !release.in_history(&format!(
+        "the update of a project of opgen {}",
+        release.version
+    )) {
         return None;
     }
     // Outside this repository, whose workspace would otherwise claim it.
     let unpacked = tempfile::tempdir().unwrap();
-    let source = unpacked.path();
-    {
-        let archive = Command::new("sh")
-            .arg("-c")
-            .arg(format!(
-                "git -C '{}' archive {PREVIOUS_RELEASE} | tar -x -C '{}'",
-                repository.display(),
-                source.display()
-            ))
-            .status()
-            .unwrap();
-        assert!(archive.success(), "cannot unpack {PREVIOUS_RELEASE}");
-    }
-    run(source, "cargo build --locked --bin opgen", true);
-    let binary = shared_target_dir().join("debug/opgen");
+    release.unpack(&["."], unpacked.path());
+    // Into the shared target directory, whose opgen binary another release's build may
+    // replace at any time: the build and the copy hold its lock.
+    let binary = dir.join(format!("opgen-{}", release.version));
+    let lock = shared_target_dir().join(".previous-opgen.lock");
+    std::fs::create_dir_all(shared_target_dir()).unwrap();
+    run(
+        unpacked.path(),
+        &format!(
+            "flock '{}' sh -c \"cargo build --locked --bin opgen && cp '{}' '{}'\"",
+            lock.display(),
+            shared_target_dir().join("debug/opgen").display(),
+            binary.display()
+        ),
+        true,
+    );
     assert!(binary.exists(), "{} was not built", binary.display());
     Some(binary)
 }
 
-pub fn update_from_the_previous_release() {
-    let Some(previous) = previous_opgen() else {
-        return;
-    };
-    let previous = previous.to_string_lossy().into_owned();
-    let name = "previous-op";
+/// A new project called `name` of `opgen`, a binary of an earlier release.
+fn init_with(opgen: &str, name: &str) -> Project {
     let temp = tempfile::tempdir().unwrap();
-    let status = Command::new(&previous)
+    let status = Command::new(opgen)
         .args(["init", name, "--domain", "example.com"])
         .current_dir(temp.path())
         .env("NO_COLOR", "1")
         .envs(generated_build_env())
         .status()
         .unwrap();
-    assert!(status.success(), "opgen 0.1.0 init failed");
-    let project = Project {
+    assert!(status.success(), "{opgen} init failed");
+    Project {
         root: temp.path().join(name),
         temp,
+    }
+}
+
+pub fn update_from_the_previous_release() {
+    let binaries = tempfile::tempdir().unwrap();
+    let Some(previous) = opgen_of(releases::V0_1_0, binaries.path()) else {
+        return;
     };
+    let previous = previous.to_string_lossy().into_owned();
+    let name = "previous-op";
+    let project = init_with(&previous, name);
     let root = &project.root;
     for args in [
         "create api --group db --version v1alpha1 --kind MySQLCluster",
@@ -183,4 +190,62 @@ pub fn update_from_the_previous_release() {
         object_metrics: true,
         traces: false,
     });
+}
+
+/// A project of opgen 0.2.0, with every kind of controller that release scaffolds, its webhooks
+/// and its `main.rs` and `cli.rs`, updated: the user's files keep compiling through the
+/// `runtime` module of the generated `src/lib.rs`, which goes once they name `opgen_runtime`.
+pub fn update_from_0_2_0() {
+    let binaries = tempfile::tempdir().unwrap();
+    let Some(opgen_0_2_0) = opgen_of(releases::V0_2_0, binaries.path()) else {
+        return;
+    };
+    let opgen_0_2_0 = opgen_0_2_0.to_string_lossy().into_owned();
+    let project = init_with(&opgen_0_2_0, "op-of-0-2");
+    let root = &project.root;
+    for args in [
+        "create api --group db --version v1alpha1 --kind MySQLCluster",
+        "create api --group db --version v1 --kind MySQLCluster",
+        "create api --group data --version v1alpha1 --kind PostgresCluster --image postgres:17 --workload statefulset --port 5432",
+        "create api --group cache --version v1alpha1 --kind Memcached --image memcached:1.6.26-alpine --port 11211",
+        "create api --group db --version v1alpha1 --kind MySQLBackup --image busybox:1.37 --workload job",
+        "create api --group db --version v1alpha1 --kind MySQLBackupSchedule --image busybox:1.37 --workload cronjob",
+        "create api --group apps --version v1 --kind Deployment --resource=false",
+    ] {
+        run(root, &format!("{opgen_0_2_0} {args}"), true);
+    }
+    webhooks::add_with(&project, &opgen_0_2_0);
+    let lib = project.read("src/lib.rs");
+    assert!(lib.contains("pub mod runtime {"), "{lib}");
+
+    let update = run(root, "opgen update", true);
+    let stderr = String::from_utf8_lossy(&update.stderr);
+    for needle in [
+        "Updating vendor/opgen-runtime/src/lib.rs",
+        "Removing vendor/opgen-runtime/src/reconcile.rs",
+        "Updating Cargo.toml",
+    ] {
+        assert!(
+            stderr.contains(needle),
+            "update did not say {needle:?}:\n{stderr}"
+        );
+    }
+    assert!(
+        project
+            .read("Cargo.toml")
+            .contains(&format!("version = \"={}\"", env!("CARGO_PKG_VERSION"))),
+        "{}",
+        project.read("Cargo.toml")
+    );
+    let lib = project.read("src/lib.rs");
+    assert!(
+        lib.contains("pub mod runtime {") && lib.contains("pub mod reconcile {"),
+        "the 0.2.0 files name crate::runtime, so src/lib.rs keeps its paths:\n{lib}"
+    );
+    let main = project.read("src/main.rs");
+    assert!(main.contains("runtime::manager"), "{main}");
+
+    run(root, "opgen generate manifests", true);
+    build_test_lint(root);
+    run(root, "opgen generate manifests --check", true);
 }

@@ -114,6 +114,11 @@ impl Transaction {
         }
     }
 
+    /// Whether the transaction has written nothing yet.
+    pub fn is_empty(&self) -> bool {
+        self.journal.is_empty()
+    }
+
     /// Checks for a signal between two steps of a command; on one, undoes the transaction.
     pub fn check_interrupt(&mut self) -> anyhow::Result<()> {
         self.interrupt
@@ -305,6 +310,10 @@ struct Journal {
 }
 
 impl Journal {
+    fn is_empty(&self) -> bool {
+        self.files.is_empty() && self.dirs.is_empty()
+    }
+
     fn record(&mut self, path: &Path, old: Option<String>, new: Option<String>) {
         self.files.push(Written {
             path: path.to_path_buf(),

@@ -5,7 +5,10 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand};
 
-use crate::model::{License, Workload};
+use crate::{
+    model::{License, Workload},
+    plan::Output,
+};
 
 #[derive(Debug, Parser)]
 #[command(
@@ -407,14 +410,35 @@ pub struct EditArgs {
     pub dry_run: bool,
 }
 
+// What a `generate` command does with the files it computes: the flags all three share. (A
+// `//` comment: a doc comment on a flattened struct would become the about text of every
+// command that flattens it.)
 #[derive(Debug, Args)]
-pub struct ManifestsArgs {
-    /// Write nothing; fail and show the diff if the manifests are out of date
+pub struct OutputArgs {
+    /// Write nothing; fail and show the diff if the files are out of date
     #[arg(long, conflicts_with = "dry_run")]
     pub check: bool,
     /// Show what would change, write nothing
     #[arg(long)]
     pub dry_run: bool,
+}
+
+impl OutputArgs {
+    /// What the flags ask for; `--check` wins (clap refuses both together).
+    pub fn output(&self) -> Output {
+        match (self.check, self.dry_run) {
+            (true, _) => Output::Check,
+            (false, true) => Output::DryRun,
+            (false, false) => Output::Write,
+        }
+    }
+}
+
+#[derive(Debug, Args)]
+#[command(mut_arg("check", |arg| arg.help("Write nothing; fail and show the diff if the manifests are out of date")))]
+pub struct ManifestsArgs {
+    #[command(flatten)]
+    pub output: OutputArgs,
 }
 
 #[derive(Debug, Args)]
@@ -448,6 +472,7 @@ pub struct UpdateArgs {
         Flags left out keep the value of the bundle already in bundle/ (package, channels, \
         replaces and skips of the same version); a newer version replaces the bundle it supersedes."
 )]
+#[command(mut_arg("check", |arg| arg.help("Write nothing; fail and show the diff if the bundle is out of date")))]
 pub struct BundleArgs {
     /// The bundle's version, the CSV's spec.version (semantic: X.Y.Z)
     #[arg(long, value_name = "X.Y.Z", required_unless_present = "init_base")]
@@ -470,12 +495,8 @@ pub struct BundleArgs {
     /// Scaffold config/manifests (the CSV base and its kustomization) for you to edit, and stop
     #[arg(long, conflicts_with_all = ["check", "version", "channels", "default_channel", "replaces", "image"])]
     pub init_base: bool,
-    /// Write nothing; fail and show the diff if the bundle is out of date
-    #[arg(long, conflicts_with = "dry_run")]
-    pub check: bool,
-    /// Show what would change, write nothing
-    #[arg(long)]
-    pub dry_run: bool,
+    #[command(flatten)]
+    pub output: OutputArgs,
 }
 
 #[derive(Debug, Args)]
@@ -485,13 +506,10 @@ pub struct BundleArgs {
         written once and are then yours; values.schema.json, the templates, _helpers.tpl, \
         NOTES.txt and .helmignore are rewritten on every run."
 )]
+#[command(mut_arg("check", |arg| arg.help("Write nothing; fail and show the diff if the chart is out of date")))]
 pub struct HelmArgs {
-    /// Write nothing; fail and show the diff if the chart is out of date
-    #[arg(long, conflicts_with = "dry_run")]
-    pub check: bool,
-    /// Show what would change, write nothing
-    #[arg(long)]
-    pub dry_run: bool,
+    #[command(flatten)]
+    pub output: OutputArgs,
 }
 
 /// Parses `--run-as-user`, so that clap refuses root, negative and out-of-range IDs with the

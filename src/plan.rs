@@ -61,6 +61,15 @@ impl PlannedFile {
     }
 }
 
+/// What a command that regenerates files does with its plan: write it, show it
+/// (`--dry-run`), or fail if it would change anything (`--check`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Output {
+    Write,
+    DryRun,
+    Check,
+}
+
 /// What to do with a file of the user's that stands where opgen wants to write: a scaffolded
 /// file that exists with other contents, or a generated file whose header was removed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

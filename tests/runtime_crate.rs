@@ -12,6 +12,8 @@
 //! binary): a change that would break a project must come with a new minor version (0.x's
 //! major), as 0.3.0 is.
 
+// The update tests use the other releases.
+#[allow(dead_code)]
 #[path = "common/releases.rs"]
 mod releases;
 

@@ -34,12 +34,43 @@ pub use csv_name::{BundleVersion, CsvName};
 pub use package_name::PackageName;
 
 use crate::{
-    plan::{Owner, PlannedFile},
+    plan::{OnConflict, Owner, Plan, PlannedFile},
     project::Project,
 };
+use kustomize::Renderer;
 use object::Object;
-use options::BundleOptions;
+use options::{BundleOptions, BundleRequest};
+use previous::PreviousBundle;
 use rendered::Rendered;
+
+/// What `generate bundle` writes in the project at `root` for `request` (the flags; the bundle
+/// in `bundle/` fills in the rest): the plan of the bundle, the OLM install manifests and the
+/// Dockerfile, from `config/manifests` as `renderer` renders it, and the notes on what the
+/// previous bundle decided.
+pub fn plan(
+    root: &Path,
+    project: &Project,
+    request: &BundleRequest,
+    renderer: &Renderer,
+) -> anyhow::Result<(Plan, Vec<String>)> {
+    if project.kinds().next().is_none() {
+        bail!(
+            "PROJECT lists no kinds, and a bundle exists to install an operator's APIs\n\nAdd one with `opgen create api`, then generate the bundle"
+        );
+    }
+    let previous = PreviousBundle::read(root)?;
+    let (options, notes) = options::resolve(request, project, previous.as_ref())?;
+    let base = base::read(root, &options.package)?;
+    base::check_inputs(root, &options.package)?;
+    let stream = renderer.render(root, base::MANIFESTS_DIR)?;
+    let files = files(project, &options, &base, &stream)?;
+    let strays = stray_files_to_remove(root, &files)?;
+    let mut plan = Plan::new(root, files, OnConflict::Refuse)?;
+    for (path, text) in strays {
+        plan.delete(path, text);
+    }
+    Ok((plan, notes))
+}
 
 /// Where the bundle's manifests go.
 pub const MANIFESTS_DIR: &str = "bundle/manifests";

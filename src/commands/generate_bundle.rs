@@ -7,8 +7,9 @@ use std::{path::Path, process::ExitCode};
 use anyhow::bail;
 
 use crate::{
+    apply::Transaction,
     bundle::{
-        self, PackageName, base, kustomize::Renderer, options, options::BundleRequest,
+        self, PackageName, base, kustomize::Renderer, options::BundleRequest,
         previous::PreviousBundle,
     },
     cli::BundleArgs,
@@ -25,57 +26,20 @@ pub fn run(args: BundleArgs, shell: &mut Shell) -> anyhow::Result<ExitCode> {
         init_base(&root, &project, &args, shell, &interrupt)?;
         return Ok(ExitCode::SUCCESS);
     }
-    generate(
-        &root,
-        &project,
-        &args,
-        &Renderer::from_env(),
-        shell,
-        &interrupt,
-    )
-}
-
-fn generate(
-    root: &Path,
-    project: &Project,
-    args: &BundleArgs,
-    renderer: &Renderer,
-    shell: &mut Shell,
-    interrupt: &Interrupt,
-) -> anyhow::Result<ExitCode> {
-    if project.kinds().next().is_none() {
-        bail!(
-            "PROJECT lists no kinds, and a bundle exists to install an operator's APIs\n\nAdd one with `opgen create api`, then generate the bundle"
-        );
-    }
-    let previous = PreviousBundle::read(root)?;
-    let (options, notes) = options::resolve(&request(args)?, project, previous.as_ref())?;
-    let base = base::read(root, &options.package)?;
-    base::check_inputs(root, &options.package)?;
-    let stream = renderer.render(root, base::MANIFESTS_DIR)?;
-    let files = bundle::files(project, &options, &base, &stream)?;
-    let strays = bundle::stray_files_to_remove(root, &files)?;
-    let mut plan = Plan::new(root, files, OnConflict::Refuse)?;
-    for (path, text) in strays {
-        plan.delete(path, text);
-    }
+    let (plan, notes) = bundle::plan(&root, &project, &request(&args)?, &Renderer::from_env())?;
     for note in notes {
         shell.note(&note);
     }
-    if args.check {
-        return super::check(
-            &plan,
+    super::finish(
+        &plan,
+        args.output.output(),
+        (
             "the bundle is",
             "run `opgen generate bundle` (or `make bundle`) with the same flags",
-            shell,
-        );
-    }
-    if !args.dry_run && plan.is_noop() {
-        shell.note("the bundle is up to date; nothing changed");
-        return Ok(ExitCode::SUCCESS);
-    }
-    super::write(&plan, args.dry_run, shell, interrupt)?;
-    Ok(ExitCode::SUCCESS)
+        ),
+        Transaction::new(interrupt),
+        shell,
+    )
 }
 
 /// The flags, each parsed into the bundle's types; the bundle layer fills in the rest.
@@ -124,8 +88,9 @@ fn init_base(
         base::scaffold_files(project, &package)?,
         OnConflict::Keep,
     )?;
-    super::write(&plan, args.dry_run, shell, interrupt)?;
-    if !args.dry_run {
+    let dry_run = args.output.dry_run;
+    super::write(&plan, dry_run, shell, interrupt)?;
+    if !dry_run {
         shell.hint(&format!(
             "\nFill in {base_path} (display name, description, icon, maintainers), then generate the bundle:\n  make bundle IMG=<registry>/{}:<version>\n",
             project.project_name

@@ -22,12 +22,12 @@ use std::{
 use anyhow::Context as _;
 
 use crate::{
-    apply,
+    apply::{self, Transaction},
     cli::KindArgs,
     interrupt::Interrupt,
     lock::ProjectLock,
     model::OpgenVersion,
-    plan::{Action, OnConflict, Plan, PlannedFile},
+    plan::{Action, OnConflict, Output, Plan, PlannedFile},
     project::Project,
     project_change::ProjectChange,
     shell::Shell,
@@ -150,6 +150,29 @@ pub fn write(
     } else {
         apply::apply(plan, shell, interrupt)
     }
+}
+
+/// The ending the `generate` commands share: with `--check`, fail unless nothing would change
+/// (see [`check`]); with `--dry-run`, show the plan; otherwise write it in `transaction` (which
+/// may hold what the command wrote already), or note that `subject` (`manifests are`) up to
+/// date when nothing was or would be written. `fix` says how to bring them up to date.
+pub fn finish(
+    plan: &Plan,
+    output: Output,
+    (subject, fix): (&str, &str),
+    mut transaction: Transaction,
+    shell: &mut Shell,
+) -> anyhow::Result<ExitCode> {
+    match output {
+        Output::Check => return check(plan, subject, fix, shell),
+        Output::DryRun => apply::print_dry_run(plan, shell),
+        Output::Write if plan.is_noop() && transaction.is_empty() => {
+            shell.note(&format!("{subject} up to date; nothing changed"));
+        }
+        Output::Write => transaction.apply(plan, shell)?,
+    }
+    transaction.commit()?;
+    Ok(ExitCode::SUCCESS)
 }
 
 /// `--check`: when `plan` would change files, prints a diff of each on stdout and their paths on

@@ -35,7 +35,7 @@ use name_limit::{HASH_SUFFIX, LongestName};
 use templating::Names;
 use values_schema::Shape;
 
-pub use project_chart::project_chart;
+pub use project_chart::{chart_plan, project_chart};
 
 pub const CHART_DIR: &str = "dist/chart";
 pub const VALUES_FILE: &str = "dist/chart/values.yaml";

@@ -4,6 +4,7 @@
 pub mod cargo_metadata;
 pub mod crdgen;
 pub mod crds;
+mod generate;
 pub mod markers;
 pub mod rbac;
 pub mod target_lock;
@@ -13,6 +14,8 @@ use crate::{
     plan::{Owner, PlannedFile},
     project::Project,
 };
+
+pub use generate::plan;
 
 /// Where the manager role lives.
 pub const ROLE_FILE: &str = "config/rbac/role.yaml";

@@ -108,11 +108,19 @@ fn test_module_files(path: &str, text: &str) -> Vec<String> {
         .collect()
 }
 
-/// `text` without its declarations of test modules (the `#[cfg(test)]` line and the next).
+/// `text` without its declarations of test modules (the `#[cfg(test)]` line and the next, and
+/// the blank line after them when one comes before: rustfmt keeps one blank line at most).
 fn without_test_modules(text: &str) -> String {
+    let lines: Vec<&str> = text.lines().collect();
+    let blank = |index: usize| lines.get(index).is_some_and(|line| line.trim().is_empty());
     let skipped: Vec<usize> = test_declarations(text)
         .into_iter()
-        .flat_map(|(line, _)| [line, line + 1])
+        .flat_map(|(line, _)| {
+            let after = line + 2;
+            let blank_around = (line == 0 || blank(line - 1)) && blank(after);
+            [Some(line), Some(line + 1), blank_around.then_some(after)]
+        })
+        .flatten()
         .collect();
     let mut kept: String = text
         .lines()
@@ -214,6 +222,8 @@ mod tests {
         );
         assert_eq!(test_module_files("lib.rs", text)[0], "tests.rs");
         assert_eq!(without_test_modules(text), "mod kept;\n");
+        let between = "mod a;\n\n#[cfg(test)]\nmod tests;\n\npub use a::B;\n";
+        assert_eq!(without_test_modules(between), "mod a;\n\npub use a::B;\n");
     }
 
     #[test]

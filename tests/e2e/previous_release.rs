@@ -78,6 +78,22 @@ fn init_with(opgen: &str, name: &str) -> Project {
     }
 }
 
+/// Runs `opgen update` in `project`, and checks that it said each of `says` and that the
+/// project now depends on this release's opgen-runtime.
+fn updated(project: &Project, says: &[&str]) {
+    let update = run(&project.root, "opgen update", true);
+    let stderr = String::from_utf8_lossy(&update.stderr);
+    for needle in says.iter().chain(&["Updating Cargo.toml"]) {
+        assert!(
+            stderr.contains(needle),
+            "update did not say {needle:?}:\n{stderr}"
+        );
+    }
+    let manifest = project.read("Cargo.toml");
+    let dependency = format!("version = \"={}\"", env!("CARGO_PKG_VERSION"));
+    assert!(manifest.contains(&dependency), "{manifest}");
+}
+
 pub fn update_from_the_previous_release() {
     let binaries = tempfile::tempdir().unwrap();
     let Some(previous) = opgen_of(releases::V0_1_0, binaries.path()) else {
@@ -111,30 +127,18 @@ pub fn update_from_the_previous_release() {
     assert!(root.join("src/runtime/reconcile.rs").exists());
     assert!(root.join("tests/integration/envtest.rs").exists());
 
-    let update = run(root, "opgen update", true);
-    let stderr = String::from_utf8_lossy(&update.stderr);
-    for needle in [
-        "Removing src/runtime/reconcile.rs",
-        "Removing tests/integration/envtest.rs",
-        "Creating vendor/opgen-runtime/src/lib.rs",
-        "Updating Cargo.toml",
-    ] {
-        assert!(
-            stderr.contains(needle),
-            "update did not say {needle:?}:\n{stderr}"
-        );
-    }
+    updated(
+        &project,
+        &[
+            "Removing src/runtime/reconcile.rs",
+            "Removing tests/integration/envtest.rs",
+            "Creating vendor/opgen-runtime/src/lib.rs",
+        ],
+    );
     let leftovers: Vec<_> = std::fs::read_dir(root.join("src/runtime"))
         .map(|entries| entries.map(|entry| entry.unwrap().path()).collect())
         .unwrap_or_default();
     assert!(leftovers.is_empty(), "left in src/runtime: {leftovers:?}");
-    assert!(
-        project
-            .read("Cargo.toml")
-            .contains(&format!("version = \"={}\"", env!("CARGO_PKG_VERSION"))),
-        "{}",
-        project.read("Cargo.toml")
-    );
 
     run(
         root,
@@ -218,24 +222,12 @@ pub fn update_from_0_2_0() {
     let lib = project.read("src/lib.rs");
     assert!(lib.contains("pub mod runtime {"), "{lib}");
 
-    let update = run(root, "opgen update", true);
-    let stderr = String::from_utf8_lossy(&update.stderr);
-    for needle in [
-        "Updating vendor/opgen-runtime/src/lib.rs",
-        "Removing vendor/opgen-runtime/src/reconcile.rs",
-        "Updating Cargo.toml",
-    ] {
-        assert!(
-            stderr.contains(needle),
-            "update did not say {needle:?}:\n{stderr}"
-        );
-    }
-    assert!(
-        project
-            .read("Cargo.toml")
-            .contains(&format!("version = \"={}\"", env!("CARGO_PKG_VERSION"))),
-        "{}",
-        project.read("Cargo.toml")
+    updated(
+        &project,
+        &[
+            "Updating vendor/opgen-runtime/src/lib.rs",
+            "Removing vendor/opgen-runtime/src/reconcile.rs",
+        ],
     );
     let lib = project.read("src/lib.rs");
     assert!(

@@ -1,29 +1,14 @@
 use ::k8s_openapi::api::core::v1::ConfigMap;
-use ::k8s_openapi::apimachinery::pkg::apis::meta::v1::{ManagedFieldsEntry, ObjectMeta};
-
+use ::k8s_openapi::apimachinery::pkg::apis::meta::v1::ManagedFieldsEntry;
 use ::kube::ResourceExt as _;
 
 use super::*;
-
-fn config_map(data: &[(&str, &str)]) -> ConfigMap {
-    ConfigMap {
-        metadata: ObjectMeta {
-            name: Some("test".to_owned()),
-            namespace: Some("team-a".to_owned()),
-            ..ObjectMeta::default()
-        },
-        data: Some(
-            data.iter()
-                .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
-                .collect(),
-        ),
-        ..ConfigMap::default()
-    }
-}
+use crate::testing;
 
 #[test]
 fn cached_objects_lose_what_no_controller_reads() {
-    let mut obj = config_map(&[("size", "3")]);
+    let mut obj: ConfigMap = testing::new_object();
+    obj.data = Some([("size".to_owned(), "3".to_owned())].into());
     obj.metadata.managed_fields = Some(vec![ManagedFieldsEntry::default()]);
     obj.annotations_mut()
         .insert(LAST_APPLIED_ANNOTATION.to_owned(), "{}".to_owned());

@@ -47,16 +47,21 @@ fn opgen_of(release: Release, dir: &Path) -> Option<PathBuf> {
     let binary = dir.join(format!("opgen-{}", release.version));
     let lock = shared_target_dir().join(".previous-opgen.lock");
     std::fs::create_dir_all(shared_target_dir()).unwrap();
-    run(
-        unpacked.path(),
-        &format!(
-            "flock '{}' sh -c \"cargo build --locked --bin opgen && cp '{}' '{}'\"",
-            lock.display(),
-            shared_target_dir().join("debug/opgen").display(),
-            binary.display()
-        ),
-        true,
-    );
+    let built = shared_target_dir().join("debug/opgen");
+    let status = Command::new("flock")
+        .arg(&lock)
+        .args([
+            "sh",
+            "-c",
+            "cargo build --locked --bin opgen && cp \"$0\" \"$1\"",
+        ])
+        .arg(&built)
+        .arg(&binary)
+        .current_dir(unpacked.path())
+        .envs(generated_build_env())
+        .status()
+        .unwrap();
+    assert!(status.success(), "cannot build opgen {}", release.version);
     assert!(binary.exists(), "{} was not built", binary.display());
     Some(binary)
 }

@@ -175,3 +175,22 @@ fn generated_files_are_rustfmt_clean_with_kinds_present() {
     let files: Vec<&str> = files.iter().map(String::as_str).collect();
     assert_rustfmt_clean(&project, &files, &GENERATED);
 }
+
+/// The `runtime` module that the generated `src/lib.rs` keeps while a file of the project names
+/// the runtime as opgen 0.1 and 0.2 did is clean too.
+#[test]
+fn the_runtime_paths_of_earlier_releases_are_rustfmt_clean() {
+    let project = Project::init_args("a-long-operator-name-of-28ch", &[]);
+    project.write("src/legacy.rs", "use crate::runtime::Context;\n");
+    project
+        .opgen()
+        .args(["generate", "manifests"])
+        .assert()
+        .success();
+    assert!(
+        project.read("src/lib.rs").contains("pub mod runtime {"),
+        "{}",
+        project.read("src/lib.rs")
+    );
+    assert_rustfmt_clean(&project, &["src/lib.rs"], &GENERATED);
+}

@@ -223,7 +223,7 @@ pub fn update_from_0_2_0() {
     ] {
         run(root, &format!("{opgen_0_2_0} {args}"), true);
     }
-    webhooks::add_with(&project, &opgen_0_2_0);
+    webhooks::add_with_older(&project, &opgen_0_2_0);
     let lib = project.read("src/lib.rs");
     assert!(lib.contains("pub mod runtime {"), "{lib}");
 

@@ -6,11 +6,11 @@
 # usage: scripts/measure-dev.sh OPGEN WORKDIR
 #   OPGEN    the opgen binary to measure
 #   WORKDIR  an empty directory; the project and its Cargo target go there
-# Needs a control plane: KUBEBUILDER_ASSETS (scripts/control-plane.sh 1.33).
+# Needs a control plane: KUBEBUILDER_ASSETS (scripts/control-plane.sh 1.35).
 set -euo pipefail
 opgen=$(realpath "${1:?usage: scripts/measure-dev.sh OPGEN WORKDIR}")
 work=${2:?usage: scripts/measure-dev.sh OPGEN WORKDIR}
-: "${KUBEBUILDER_ASSETS:?set KUBEBUILDER_ASSETS to a control plane: scripts/control-plane.sh 1.33}"
+: "${KUBEBUILDER_ASSETS:?set KUBEBUILDER_ASSETS to a control plane: scripts/control-plane.sh 1.35}"
 mkdir -p "$work"
 work=$(realpath "$work")
 export NO_COLOR=1 CARGO_TARGET_DIR="$work/target"

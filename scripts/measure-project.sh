@@ -7,11 +7,11 @@
 # usage: scripts/measure-project.sh OPGEN WORKDIR
 #   OPGEN    the opgen binary to measure
 #   WORKDIR  an empty directory; the project and its Cargo target go there
-# The integration tests need a control plane: KUBEBUILDER_ASSETS (scripts/control-plane.sh 1.33).
+# The integration tests need a control plane: KUBEBUILDER_ASSETS (scripts/control-plane.sh 1.35).
 set -euo pipefail
 opgen=$(realpath "${1:?usage: scripts/measure-project.sh OPGEN WORKDIR}")
 work=${2:?usage: scripts/measure-project.sh OPGEN WORKDIR}
-: "${KUBEBUILDER_ASSETS:?set KUBEBUILDER_ASSETS to a control plane: scripts/control-plane.sh 1.33}"
+: "${KUBEBUILDER_ASSETS:?set KUBEBUILDER_ASSETS to a control plane: scripts/control-plane.sh 1.35}"
 mkdir -p "$work"
 work=$(realpath "$work")
 if [ -n "$(ls -A "$work")" ]; then

@@ -111,10 +111,12 @@ fn version() -> &'static str {
     static TEXT: std::sync::OnceLock<String> = std::sync::OnceLock::new();
     TEXT.get_or_init(|| {
         format!(
-            "{} (Kubernetes {} to {})",
+            "{} (Kubernetes {} to {}; {} to {} past their end of life)",
             env!("CARGO_PKG_VERSION"),
+            KubernetesVersion::OLDEST_SUPPORTED,
+            KubernetesVersion::NEWEST,
             KubernetesVersion::OLDEST,
-            KubernetesVersion::NEWEST
+            KubernetesVersion::OLDEST_SUPPORTED.previous(),
         )
     })
 }
@@ -176,7 +178,7 @@ pub struct InitArgs {
     /// Watch only the operator's own namespace (Role instead of ClusterRole)
     #[arg(long)]
     pub namespaced: bool,
-    /// Kubernetes version to build against (1.33 to 1.37; default 1.33)
+    /// Kubernetes version to build against (1.35 to 1.37, default 1.35; 1.33 and 1.34 are end-of-life)
     #[arg(long, value_name = "1.NN")]
     pub kubernetes_version: Option<String>,
     /// Allow a directory that already holds other files (existing files are kept as they are)

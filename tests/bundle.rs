@@ -87,7 +87,7 @@ fn a_second_run_changes_nothing_and_check_agrees() {
 
     let csv = yaml(&project, CSV);
     assert_eq!(csv["metadata"]["name"], "demo-operator.v0.1.0");
-    assert_eq!(csv["spec"]["minKubeVersion"], "1.33.0");
+    assert_eq!(csv["spec"]["minKubeVersion"], "1.35.0");
     assert_eq!(
         csv["spec"]["install"]["spec"]["deployments"][0]["spec"]["template"]["spec"]["containers"]
             [0]["image"],

@@ -45,7 +45,7 @@ fn version_and_completions() {
         .assert()
         .success()
         .stdout(format!(
-            "opgen {} (Kubernetes 1.33 to 1.37)\n",
+            "opgen {} (Kubernetes 1.35 to 1.37; 1.33 to 1.34 past their end of life)\n",
             env!("CARGO_PKG_VERSION")
         ));
     opgen(temp.path())
@@ -108,7 +108,7 @@ fn init_refuses_bad_input_and_writes_nothing() {
         (
             "init demo --domain example.com --kubernetes-version 1.32",
             1,
-            &["supports 1.33 to 1.37"],
+            &["supports 1.33 to 1.37, of which Kubernetes still supports 1.35 to 1.37"],
         ),
         (
             "init demo --domain example.com --license gpl",
@@ -1177,8 +1177,8 @@ fn a_bad_project_edit_is_reported_with_its_line_by_every_command() {
             line_of("projectName:"),
         ),
         (
-            good.replace("kubernetesVersion: \"1.33\"", "kubernetesVersion: \"1.35\""),
-            "Set the feature of k8s-openapi in Cargo.toml to `v1_35`",
+            good.replace("kubernetesVersion: \"1.35\"", "kubernetesVersion: \"1.37\""),
+            "Set the feature of k8s-openapi in Cargo.toml to `v1_37`",
             line_of("kubernetesVersion:"),
         ),
         (

@@ -62,7 +62,7 @@ fn a_binary_that_does_not_run_is_named() {
 
 #[test]
 fn the_oldest_supported_control_plane_serves_and_leaves_nothing_behind() {
-    serves_and_leaves_nothing_behind("1.33");
+    serves_and_leaves_nothing_behind("1.35");
 }
 
 #[test]
@@ -276,7 +276,7 @@ fn the_script_refuses_what_is_not_a_version() {
     assert!(output.stdout.is_empty());
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(
-        stderr.contains("'2.0' is not a Kubernetes version: give MAJOR.MINOR (1.33)"),
+        stderr.contains("'2.0' is not a Kubernetes version: give MAJOR.MINOR (1.35)"),
         "{stderr}"
     );
 }
@@ -313,6 +313,6 @@ fn the_script_finds_its_build_again_in_seconds() {
     let dir = String::from_utf8(second.stdout).unwrap();
     let dir = Path::new(dir.trim());
     let release = dir.file_name().unwrap().to_string_lossy();
-    assert!(release.starts_with("1.33."), "{}", dir.display());
+    assert!(release.starts_with("1.35."), "{}", dir.display());
     common::control_plane::check_assets(dir).unwrap();
 }

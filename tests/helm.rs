@@ -977,12 +977,19 @@ fn ci_checks_and_lints_the_chart_once_there_is_one() {
         })
         .collect();
     assert_eq!(helm_steps.len(), 3);
-    for step in helm_steps {
+    for step in &helm_steps {
         assert_eq!(
             step["if"], "hashFiles('dist/chart/Chart.yaml') != ''",
             "{step}"
         );
     }
+    // The project's CI lints with the release these tests prove the chart with.
+    let setup = helm_steps
+        .iter()
+        .find(|step| step["uses"].is_string())
+        .unwrap();
+    assert_eq!(setup["with"]["version"], helm::VERSION, "{setup}");
+    assert!(helm::MODULE.ends_with(&format!("@{}", helm::VERSION)));
 }
 
 #[test]

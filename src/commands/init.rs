@@ -40,6 +40,9 @@ pub fn run(args: InitArgs, shell: &mut Shell) -> anyhow::Result<()> {
         Some(version) => version.parse()?,
         None => KubernetesVersion::default(),
     };
+    if let Some(warning) = kubernetes_version.end_of_life_warning() {
+        shell.warn(&warning);
+    }
     let scope = if args.namespaced {
         Scope::Namespace
     } else {

@@ -141,7 +141,7 @@ license = "Apache-2.0"
 
 [workspace.dependencies]
 demo-api = { path = "api" }
-k8s-openapi = { version = "0.29.0", features = ["v1_33", "schemars"] }
+k8s-openapi = { version = "0.29.0", features = ["v1_35", "schemars"] }
 
 [package]
 name = "demo"
@@ -182,10 +182,10 @@ name = "demo"
         );
 
         let mut newer = Project::for_test("demo", Scope::Cluster);
-        newer.kubernetes_version = "1.35".parse().unwrap();
+        newer.kubernetes_version = "1.37".parse().unwrap();
         let found = check(&newer, dir.path()).unwrap_err();
         assert_eq!(found.field, "kubernetesVersion");
-        assert!(found.message.contains("`v1_35`"), "{found:?}");
+        assert!(found.message.contains("`v1_37`"), "{found:?}");
 
         let mut kind = Project::for_test("demo", Scope::Cluster);
         kind.resources

@@ -32,15 +32,16 @@ const HOW_TO_GET_BINARIES: &str = "build them with `scripts/control-plane.sh` (G
      `export KUBEBUILDER_ASSETS=$(scripts/control-plane.sh)`, or use `setup-envtest use -p path` \
      plus a kube-controller-manager of the same release";
 
-/// The Kubernetes release tests run on unless they ask for another: the oldest opgen supports.
-pub const DEFAULT_KUBERNETES: &str = "1.33";
+/// The Kubernetes release tests run on unless they ask for another: the oldest one Kubernetes
+/// still supports, which `opgen init` targets by default.
+pub const DEFAULT_KUBERNETES: &str = "1.35";
 
 /// The binaries of the default release; see [`assets_for`].
 pub fn assets() -> anyhow::Result<PathBuf> {
     assets_for(DEFAULT_KUBERNETES)
 }
 
-/// The directory of the binaries of Kubernetes `minor` (`1.33`): `$KUBEBUILDER_ASSETS` if its
+/// The directory of the binaries of Kubernetes `minor` (`1.35`): `$KUBEBUILDER_ASSETS` if its
 /// kube-apiserver is of that release, else what `scripts/control-plane.sh <minor>` prints (it
 /// builds them once, then finds its cache in a second). Checked to hold working binaries.
 pub fn assets_for(minor: &str) -> anyhow::Result<PathBuf> {
@@ -82,7 +83,7 @@ fn run_script(minor: &str) -> anyhow::Result<PathBuf> {
     Ok(PathBuf::from(dir))
 }
 
-/// The release of the kube-apiserver in `dir`: `v1.33.13`.
+/// The release of the kube-apiserver in `dir`: `v1.35.4`.
 fn release(dir: &Path) -> anyhow::Result<String> {
     let output = Command::new(dir.join("kube-apiserver"))
         .arg("--version")
@@ -174,7 +175,7 @@ pub struct ControlPlane {
 }
 
 impl ControlPlane {
-    /// Starts a control plane of Kubernetes `minor` (`1.33`); see [`assets_for`].
+    /// Starts a control plane of Kubernetes `minor` (`1.35`); see [`assets_for`].
     pub fn start(minor: &str) -> anyhow::Result<Self> {
         Self::start_with(Options::new(assets_for(minor)?))
     }

@@ -10,9 +10,9 @@ use std::{
 
 use super::shared_target_dir;
 
-/// The pinned release: see docs/helm.md for why Helm 3.
-pub const MODULE: &str = "helm.sh/helm/v3/cmd/helm@v3.22.0";
-const VERSION: &str = "v3.22.0";
+/// The pinned release, the newest of Helm 4 when it was set: see docs/helm.md.
+pub const VERSION: &str = "v4.3.2";
+pub const MODULE: &str = "helm.sh/helm/v4/cmd/helm@v4.3.2";
 
 /// `helm`, built on first use; `None`, said on stderr, when Go is not installed.
 pub fn helm() -> Option<&'static Path> {

@@ -1,4 +1,4 @@
-//! `opgen dev` in a generated project, on the 1.33 binaries: one session does every check in
+//! `opgen dev` in a generated project, on the 1.35 binaries: one session does every check in
 //! turn (the manager is built once and rebuilt incrementally), then a second, short session
 //! is killed with SIGKILL.
 //!

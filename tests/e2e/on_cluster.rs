@@ -38,7 +38,7 @@ pub struct Setup<'a> {
     pub target_dir: &'a Path,
     /// The operator watches its own namespace only (`init --namespaced`).
     pub namespaced_operator: bool,
-    /// The Kubernetes release the project targets (`1.33`): the control plane's.
+    /// The Kubernetes release the project targets (`1.35`): the control plane's.
     pub kubernetes: &'a str,
     /// Also show that the check for refused requests fails when a rule is missing.
     pub check_missing_rule: bool,

@@ -463,6 +463,13 @@ pub struct UpdateArgs {
     /// files (added lines only, and the files you lack), to review and apply with `git apply`
     #[arg(long, value_name = "FILE", conflicts_with = "dry_run")]
     pub patch: Option<std::path::PathBuf>,
+    /// Move the project to another Kubernetes release (1.33 to 1.37): k8s-openapi's feature
+    /// in Cargo.toml, the envtest release of the CI workflow, and PROJECT
+    #[arg(long, value_name = "1.NN")]
+    pub kubernetes_version: Option<String>,
+    /// Move to an older Kubernetes release without being asked
+    #[arg(long, short = 'y', requires = "kubernetes_version")]
+    pub yes: bool,
 }
 
 #[derive(Debug, Args)]

@@ -46,6 +46,19 @@ impl Prompter {
         }
     }
 
+    /// Whether the user agrees to `question`: asked on a terminal (no unless they say yes);
+    /// elsewhere no, and the caller names the flag that agrees without asking.
+    pub fn confirm(&self, question: &str) -> anyhow::Result<bool> {
+        if !self.interactive {
+            return Ok(false);
+        }
+        let theme = dialoguer::theme::SimpleTheme;
+        Ok(dialoguer::Confirm::with_theme(&theme)
+            .with_prompt(question)
+            .default(false)
+            .interact()?)
+    }
+
     /// On a terminal, asks for a value that may be left out (an empty answer is `None`);
     /// elsewhere `None` without asking, and the caller says what that means.
     pub fn optional<T>(&self, label: &str) -> anyhow::Result<Option<T>>

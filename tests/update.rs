@@ -471,3 +471,122 @@ fn update_writes_the_scaffolds_additions_as_a_patch_that_applies() {
         &["--patch"],
     );
 }
+
+#[test]
+fn update_moves_a_project_to_another_kubernetes_release() {
+    let project = project_with_kinds();
+    let feature_line = |project: &Project| {
+        project
+            .read("Cargo.toml")
+            .lines()
+            .find(|line| line.starts_with("k8s-openapi"))
+            .unwrap()
+            .to_owned()
+    };
+    assert!(feature_line(&project).contains("\"v1_35\""));
+    let before = project.tree();
+
+    let assert = project
+        .opgen()
+        .args(["update", "--kubernetes-version", "1.37"])
+        .assert()
+        .success();
+    let stderr = String::from_utf8_lossy(&assert.get_output().stderr).into_owned();
+    assert!(
+        stderr.contains("the project now builds against Kubernetes 1.37 (k8s-openapi's `v1_37`)"),
+        "{stderr}"
+    );
+    assert!(feature_line(&project).contains("\"v1_37\""));
+    assert!(
+        project
+            .read("PROJECT")
+            .contains("kubernetesVersion: \"1.37\"")
+    );
+    assert!(
+        project
+            .ci_step("integration", "Control plane")
+            .contains("setup-envtest\" use 1.37.x -p path")
+    );
+    // Only the three files that name the release changed.
+    assert_eq!(
+        changed_files(&before, &project.tree()),
+        [".github/workflows/ci.yml", "Cargo.toml", "PROJECT"],
+        "{stderr}"
+    );
+    // What PROJECT now says agrees with what every command checks of Cargo.toml.
+    project
+        .opgen()
+        .args(["update", "--dry-run"])
+        .assert()
+        .success();
+
+    // Back to an older release: refused without a yes, with what it loses.
+    fails_unchanged(
+        &project.root,
+        "update --kubernetes-version 1.35",
+        1,
+        &[
+            "Moving from Kubernetes 1.37 to 1.35 builds the project against an older API",
+            "nothing was changed",
+            "Pass --yes",
+        ],
+    );
+    project
+        .opgen()
+        .args(["update", "--kubernetes-version", "1.35", "--yes"])
+        .assert()
+        .success();
+    assert_eq!(
+        changed_files(&before, &project.tree()),
+        Vec::<String>::new()
+    );
+
+    // An end-of-life release is reachable, with its end in a warning.
+    let assert = project
+        .opgen()
+        .args(["update", "--kubernetes-version", "1.34", "--yes"])
+        .assert()
+        .success();
+    let stderr = String::from_utf8_lossy(&assert.get_output().stderr).into_owned();
+    assert!(
+        stderr.contains("Kubernetes 1.34 reached its end of life on 2026-10-27"),
+        "{stderr}"
+    );
+    fails_unchanged(
+        &project.root,
+        "update --kubernetes-version 1.38",
+        1,
+        &["supports 1.33 to 1.37"],
+    );
+}
+
+/// The paths whose contents differ between two trees, or that only one has.
+fn changed_files(
+    before: &BTreeMap<String, Vec<u8>>,
+    after: &BTreeMap<String, Vec<u8>>,
+) -> Vec<String> {
+    let paths: std::collections::BTreeSet<&String> = before
+        .keys()
+        .chain(after.keys())
+        .filter(|path| before.get(*path) != after.get(*path))
+        .collect();
+    paths.into_iter().cloned().collect()
+}
+
+#[test]
+fn update_refuses_a_release_that_does_not_serve_a_watched_kind() {
+    let project = project_with_kinds();
+    project.create_api(
+        "--group networking.k8s.io --version v1beta1 --kind ServiceCIDR --resource=false",
+    );
+    fails_unchanged(
+        &project.root,
+        "update --kubernetes-version 1.37",
+        1,
+        &[
+            "cannot move the project to Kubernetes 1.37",
+            "ServiceCIDR networking.k8s.io/v1beta1: Kubernetes 1.37 serves only v1",
+            "or keep Kubernetes 1.35",
+        ],
+    );
+}

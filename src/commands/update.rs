@@ -14,8 +14,9 @@ use crate::{
     interrupt::Interrupt,
     plan::{OnConflict, Owner, Plan, PlannedFile},
     project::Project,
+    prompt::Prompter,
     shell::Shell,
-    update::{self, patch::Patch},
+    update::{self, kubernetes::Move, patch::Patch},
 };
 
 pub fn run(args: UpdateArgs, shell: &mut Shell) -> anyhow::Result<()> {
@@ -29,9 +30,16 @@ pub fn run(args: UpdateArgs, shell: &mut Shell) -> anyhow::Result<()> {
             file.display()
         );
     }
+    let kubernetes = match &args.kubernetes_version {
+        Some(version) => Move::of(&project, version.parse()?),
+        None => None,
+    };
+    if let Some(change) = kubernetes {
+        confirm_downgrade(change, args.yes)?;
+    }
     let overrides = crate::overrides::install(&root)?;
     let interrupt = Interrupt::catch_signals()?;
-    let update = update::Update::plan(&root, &project, &interrupt)?;
+    let update = update::Update::plan(&root, &project, kubernetes, &interrupt)?;
     let patch = args.patch.as_ref().map(|_| Patch::of(&update.scaffolded));
     let patch_plan = match (&args.patch, &patch) {
         (Some(file), Some(patch)) if !patch.is_empty() => Some(patch_plan(&cwd.join(file), patch)?),
@@ -50,6 +58,9 @@ pub fn run(args: UpdateArgs, shell: &mut Shell) -> anyhow::Result<()> {
         transaction.commit()?;
     }
     report::generated(&update, shell);
+    if let Some(change) = kubernetes {
+        report::kubernetes(change, &update, shell);
+    }
     report::scaffolded(&update, args.diff, shell);
     if let Some(problem) = project.project_name.deploy_problem() {
         shell.warn(&problem);
@@ -76,6 +87,22 @@ pub fn run(args: UpdateArgs, shell: &mut Shell) -> anyhow::Result<()> {
         ));
     }
     Ok(())
+}
+
+/// Goes on with a move to an older Kubernetes release only when the user agrees to what it
+/// loses: `--yes`, or a yes on the terminal.
+fn confirm_downgrade(change: Move, yes: bool) -> anyhow::Result<()> {
+    if !change.is_downgrade() || yes {
+        return Ok(());
+    }
+    let losses = change.losses();
+    if Prompter::new(false).confirm(&format!("{losses}. Move to {}?", change.to))? {
+        return Ok(());
+    }
+    bail!(
+        "{losses}; nothing was changed\n\nPass --yes to move to Kubernetes {} anyway, or run the command on a terminal to be asked",
+        change.to
+    )
 }
 
 /// The plan that writes `patch` to `file` (a new file, in a directory that may not exist yet).

@@ -60,6 +60,30 @@ pub fn core_group(group: &str) -> bool {
 }
 
 impl BuiltInKind {
+    /// The versions of `group`'s `kind` that Kubernetes `kubernetes` serves: `["v1"]`.
+    pub fn versions_of(
+        group: &str,
+        kind: &str,
+        kubernetes: KubernetesVersion,
+    ) -> Vec<&'static str> {
+        let group = if core_group(group) { "" } else { group };
+        table::TABLE
+            .iter()
+            .filter(|k| k.group == group && k.kind == kind)
+            .filter(|k| k.minors.contains(&kubernetes.minor()))
+            .map(|k| k.version)
+            .collect()
+    }
+
+    /// Whether some built-in kind of Kubernetes `kubernetes` is served as `group`'s resource
+    /// `plural`, the way an RBAC rule names it.
+    pub fn serves(group: &str, plural: &str, kubernetes: KubernetesVersion) -> bool {
+        let group = if core_group(group) { "" } else { group };
+        table::TABLE.iter().any(|k| {
+            k.group == group && k.plural == plural && k.minors.contains(&kubernetes.minor())
+        })
+    }
+
     /// The built-in kind `group`/`version` `kind` of Kubernetes `kubernetes`. `group` is the
     /// full API group; the core group is `core` or empty.
     pub fn find(

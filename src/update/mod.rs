@@ -7,11 +7,13 @@
 //! removed. Scaffolded files are the user's: they are only compared with what this opgen
 //! would scaffold for the project today, for the user to bring over what they want by hand.
 
+pub mod kubernetes;
 mod leftovers;
 pub mod patch;
 
 use std::path::Path;
 
+use self::kubernetes::Move;
 use crate::{
     bundle::kustomize::Renderer,
     helm,
@@ -35,19 +37,36 @@ pub struct Update {
     pub formatted: bool,
     /// Files with opgen's generated header that this opgen does not generate.
     pub leftovers: Vec<String>,
+    /// What a move to another Kubernetes release leaves for the user to look at.
+    pub kubernetes_notes: Vec<String>,
 }
 
 impl Update {
-    /// Plans the update of the project at `root`, read from its `PROJECT` as `project`.
-    pub fn plan(root: &Path, project: &Project, interrupt: &Interrupt) -> anyhow::Result<Update> {
+    /// Plans the update of the project at `root`, read from its `PROJECT` as `project`, and
+    /// its move to another Kubernetes release when `kubernetes` asks for one.
+    pub fn plan(
+        root: &Path,
+        project: &Project,
+        kubernetes: Option<Move>,
+        interrupt: &Interrupt,
+    ) -> anyhow::Result<Update> {
         let mut updated = project.clone();
         updated.opgen_version = OpgenVersion::running();
+        let mut kubernetes_notes = Vec::new();
+        if let Some(change) = kubernetes {
+            change.check_kinds(project)?;
+            updated.kubernetes_version = change.to;
+            kubernetes_notes = change.rbac_notes(root, project)?;
+        }
 
         // Refused before anything else is planned: a taken-over file of the retired machinery
         // stops the update.
         let retired = scaffold::retired_runtime::present(root)?;
         let mut files = scaffold::generated_files(&updated, root, interrupt)?;
-        files.push(runtime_dependency(root)?);
+        files.push(cargo_manifest(root, kubernetes)?);
+        if let Some(workflow) = kubernetes.and_then(|change| ci_workflow(root, change)) {
+            files.push(workflow?);
+        }
         let mut generated = Plan::new(root, files, OnConflict::Keep)?;
         for (path, text) in retired {
             generated.delete(path, text);
@@ -74,15 +93,39 @@ impl Update {
             scaffolded,
             formatted,
             leftovers,
+            kubernetes_notes,
         })
     }
 }
 
-/// The project's `Cargo.toml` depending on this release's opgen-runtime.
-fn runtime_dependency(root: &Path) -> anyhow::Result<PlannedFile> {
+/// The project's `Cargo.toml` depending on this release's opgen-runtime, and built against
+/// the release `kubernetes` moves it to.
+fn cargo_manifest(root: &Path, kubernetes: Option<Move>) -> anyhow::Result<PlannedFile> {
     let manifest = crate::files::read_to_string(&root.join("Cargo.toml"))?;
-    let amended = scaffold::runtime_dependency::with_runtime_dependency(&manifest)?;
+    let mut amended = scaffold::runtime_dependency::with_runtime_dependency(&manifest)?;
+    if let Some(change) = kubernetes {
+        amended = change.cargo_manifest(&amended)?;
+    }
     Ok(PlannedFile::new("Cargo.toml", amended, Owner::Amended))
+}
+
+/// The CI workflow fetching the envtest binaries of the release `change` moves to; `None`
+/// when the project has no workflow that names its release.
+fn ci_workflow(root: &Path, change: Move) -> Option<anyhow::Result<PlannedFile>> {
+    let path = root.join(kubernetes::CI_WORKFLOW);
+    if !path.is_file() {
+        return None;
+    }
+    match crate::files::read_to_string(&path) {
+        Ok(workflow) => change.ci_workflow(&workflow).map(|moved| {
+            Ok(PlannedFile::new(
+                kubernetes::CI_WORKFLOW,
+                moved,
+                Owner::Amended,
+            ))
+        }),
+        Err(err) => Some(Err(err)),
+    }
 }
 
 /// The notes on the user's values.yaml, read once the update is written: the values this
@@ -147,7 +190,7 @@ mod tests {
         let (dir, project) = older_project();
         let stale = format!("// {GENERATED_MARKER}\n// stale\n");
         write(dir.path(), "src/controllers/mod.rs", &stale);
-        let update = Update::plan(dir.path(), &project, &Interrupt::never()).unwrap();
+        let update = Update::plan(dir.path(), &project, None, &Interrupt::never()).unwrap();
         assert_eq!(action(&update.generated, "PROJECT"), Action::Update);
         assert_eq!(
             action(&update.generated, "src/controllers/mod.rs"),
@@ -187,7 +230,7 @@ mod tests {
             .collect();
         write(dir.path(), "Cargo.toml", &previous);
 
-        let update = Update::plan(dir.path(), &project, &Interrupt::never()).unwrap();
+        let update = Update::plan(dir.path(), &project, None, &Interrupt::never()).unwrap();
         assert_eq!(
             action(&update.generated, "src/runtime/mod.rs"),
             Action::Delete
@@ -204,7 +247,7 @@ mod tests {
         assert!(update.leftovers.is_empty(), "{:?}", update.leftovers);
 
         write(dir.path(), "src/runtime/status.rs", "// mine\n");
-        let err = Update::plan(dir.path(), &project, &Interrupt::never()).unwrap_err();
+        let err = Update::plan(dir.path(), &project, None, &Interrupt::never()).unwrap_err();
         assert!(err.to_string().contains("src/runtime/status.rs"), "{err}");
     }
 
@@ -212,7 +255,7 @@ mod tests {
     fn keeps_a_generated_file_without_its_header() {
         let (dir, project) = older_project();
         write(dir.path(), "src/controllers/mod.rs", "// my own wiring\n");
-        let update = Update::plan(dir.path(), &project, &Interrupt::never()).unwrap();
+        let update = Update::plan(dir.path(), &project, None, &Interrupt::never()).unwrap();
         assert_eq!(
             action(&update.generated, "src/controllers/mod.rs"),
             Action::Keep
@@ -227,7 +270,7 @@ mod tests {
         write(dir.path(), "target/debug/build/out.rs", &header);
         write(dir.path(), ".git/notes.rs", &header);
         write(dir.path(), "src/mine.rs", &format!("// mine\n{header}"));
-        let update = Update::plan(dir.path(), &project, &Interrupt::never()).unwrap();
+        let update = Update::plan(dir.path(), &project, None, &Interrupt::never()).unwrap();
         assert_eq!(update.leftovers, ["src/runtime/retired.rs"]);
     }
 
@@ -237,7 +280,7 @@ mod tests {
         let header = format!("// {GENERATED_MARKER}\n");
         write(dir.path(), "vendor/opgen-runtime/src/reconcile.rs", &header);
         write(dir.path(), "vendor/opgen-runtime/src/mine.rs", "// mine\n");
-        let update = Update::plan(dir.path(), &project, &Interrupt::never()).unwrap();
+        let update = Update::plan(dir.path(), &project, None, &Interrupt::never()).unwrap();
         assert_eq!(
             action(&update.generated, "vendor/opgen-runtime/src/reconcile.rs"),
             Action::Delete
@@ -258,7 +301,7 @@ mod tests {
         let (dir, project) = older_project();
         write(dir.path(), "Makefile", "# mine\n");
         fs::remove_file(dir.path().join(".dockerignore")).unwrap();
-        let update = Update::plan(dir.path(), &project, &Interrupt::never()).unwrap();
+        let update = Update::plan(dir.path(), &project, None, &Interrupt::never()).unwrap();
         let listed: Vec<(&str, Action)> = update
             .scaffolded
             .iter()

@@ -8,7 +8,7 @@ use crate::{
     model::OpgenVersion,
     plan::{Action, GENERATED_MARKER},
     shell::Shell,
-    update::{Update, patch::Patch},
+    update::{Update, kubernetes::Move, patch::Patch},
 };
 
 /// Names the generated files left alone because their header is gone, and the files with a
@@ -31,6 +31,24 @@ pub fn generated(update: &Update, shell: &mut Shell) {
             OpgenVersion::running()
         ));
     }
+}
+
+/// What a move to another Kubernetes release did and leaves to the user: the release's
+/// end of life, the resources granted that one of the releases lacks, and the build to run.
+pub fn kubernetes(change: Move, update: &Update, shell: &mut Shell) {
+    if let Some(warning) = change.to.end_of_life_warning() {
+        shell.warn(&warning);
+    }
+    for note in &update.kubernetes_notes {
+        shell.warn(note);
+    }
+    shell.note(&format!(
+        "the project now builds against Kubernetes {} (k8s-openapi's `{}`): run `cargo build` and `make test-integration` on that release, since code of yours may use APIs that differ between {} and {}",
+        change.to,
+        change.to.feature(),
+        change.from,
+        change.to
+    ));
 }
 
 /// Lists the scaffolded files that differ from today's scaffold, and with `diff` prints how.

@@ -53,7 +53,7 @@ struct BuildLabels {
     version: String,
     /// The version of this crate the project runs on.
     runtime_version: String,
-    /// The API server's version, as it reports it (`v1.33.0`).
+    /// The API server's version, as it reports it (`v1.35.4`).
     kubernetes_version: String,
 }
 

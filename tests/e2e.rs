@@ -827,8 +827,8 @@ fn check_bundle(project: &Project, namespaced_operator: bool) {
     let owned = csv["spec"]["customresourcedefinitions"]["owned"]
         .as_array()
         .unwrap();
-    // Nine kinds, MySQLCluster of db in two versions.
-    assert_eq!(owned.len(), 9, "{owned:#?}");
+    // Ten kinds, MySQLCluster of db in two versions.
+    assert_eq!(owned.len(), 10, "{owned:#?}");
     kustomize(
         root,
         "config/olm",

@@ -274,9 +274,10 @@ pub struct CreateApiArgs {
         help_heading = "Operand"
     )]
     pub command_args: Vec<String>,
-    /// With --workload job: each object names an object of this kind of the project in its
-    /// namespace (`spec.<kind>Ref.name`), and its Job gets that object's address; `GROUP/KIND`
-    /// when the project has the kind in several groups
+    /// With --workload job or cronjob: each object names an object of this kind of the project
+    /// in its namespace (`spec.<kind>Ref.name`), and its Jobs get that object's address (a
+    /// CronJob is suspended while it is missing); `GROUP/KIND` when the project has the kind in
+    /// several groups
     #[arg(
         long,
         value_name = "KIND",

@@ -621,8 +621,8 @@ fn create_api_refuses_bad_operand_flags() {
     }
 }
 
-/// `--references` names a namespaced kind of the project's own, from a Job operand kind; any
-/// other is refused with the flag and the way out, and nothing is written.
+/// `--references` names a namespaced kind of the project's own, from a Job or CronJob operand
+/// kind; any other is refused with the flag and the way out, and nothing is written.
 #[test]
 fn create_api_refuses_references_it_cannot_follow() {
     let project = Project::init("demo", "");
@@ -650,9 +650,19 @@ fn create_api_refuses_references_it_cannot_follow() {
             ],
         ),
         (
-            api("--workload cronjob --references MySQLCluster"),
+            api("--workload statefulset --references MySQLCluster"),
             1,
-            vec!["--references works with --workload job (this kind's workload: cronjob)"],
+            vec![
+                "--references works with --workload job or cronjob (this kind's workload: statefulset)",
+                "Add --image and --workload job or cronjob, or drop --references",
+            ],
+        ),
+        (
+            api("--workload deployment --references MySQLCluster"),
+            1,
+            vec![
+                "--references works with --workload job or cronjob (this kind's workload: deployment)",
+            ],
         ),
         (
             api("--workload job --references cache/MySQLCluster"),
@@ -683,6 +693,39 @@ fn create_api_refuses_references_it_cannot_follow() {
             "Name its group: --references db/MySQLCluster",
         ],
     );
+}
+
+/// A CronJob operand kind may reference another kind: `PROJECT` records it, the spec gets the
+/// typed field, and the controller hands the reference to the runtime, with the RBAC marker of
+/// its watch.
+#[test]
+fn create_api_cronjob_references_another_kind() {
+    let project = Project::init("demo", "");
+    project.create_api(
+        "--group db --version v1alpha1 --kind MySQLCluster --image mysql:8.0 --workload statefulset --port 3306",
+    );
+    project.create_api(
+        "--group db --version v1alpha1 --kind MySQLBackupSchedule --image mysql:8.0 --workload cronjob --references MySQLCluster",
+    );
+    let text = project.read("PROJECT");
+    assert!(
+        text.contains("    references:\n      group: db\n      kind: MySQLCluster\n"),
+        "{text}"
+    );
+    let types = project.read("api/src/db/v1alpha1/my_sql_backup_schedule.rs");
+    assert!(
+        types.contains("pub my_sql_cluster_ref: MySQLBackupScheduleReference,"),
+        "{types}"
+    );
+    let controller = project.read("src/controllers/db/my_sql_backup_schedule.rs");
+    for needle in [
+        "CronJobOperand::new(APP_NAME, desired_cronjob, desired_status)",
+        ".references(reference())",
+        ".service_port(3306)",
+        "+opgen:rbac:groups=db.example.com,resources=mysqlclusters,verbs=get;list;watch",
+    ] {
+        assert!(controller.contains(needle), "{needle}:\n{controller}");
+    }
 }
 
 /// `--autoscale` is recorded in the kind's operand, and its controller keeps an autoscaler

@@ -120,7 +120,8 @@ fn kustomize(root: &Path, dir: &str, kinds: &[&str]) -> String {
 /// Adds the kinds of a scenario: several groups (one kind name in two of them), a
 /// two-version kind, a cluster-scoped kind (a namespaced one in a namespaced operator, which
 /// cannot hold cluster-scoped kinds), operands run by a StatefulSet (with a Service) and
-/// by a Deployment (without), and backups run by a Job and by a CronJob.
+/// by a Deployment (without), and backups run by a Job and by CronJobs, the Job and one
+/// CronJob referencing a cluster kind (`--references`).
 fn add_kinds(project: &Project, namespaced_operator: bool) {
     project.create_api("--group db --version v1alpha1 --kind MySQLCluster");
     project.create_api("--group db --version v1 --kind MySQLCluster");
@@ -142,6 +143,9 @@ fn add_kinds(project: &Project, namespaced_operator: bool) {
     );
     project.create_api(
         "--group db --version v1alpha1 --kind MySQLBackupSchedule --image mysql:8.0 --workload cronjob -- mysqldump --all-databases",
+    );
+    project.create_api(
+        "--group data --version v1alpha1 --kind PostgresBackupSchedule --image postgres:17 --workload cronjob --references PostgresCluster -- pg_dumpall",
     );
 }
 
@@ -422,6 +426,7 @@ fn scenario(name: &str, init_args: &str, manager_role: &str, extras: Extras) {
             "cache::memcached",
             "db::my_sql_backup",
             "db::my_sql_backup_schedule",
+            "data::postgres_backup_schedule",
         ];
         integration_tests::run(&project, name, kubernetes, &kinds);
     }
@@ -467,6 +472,7 @@ fn scenario(name: &str, init_args: &str, manager_role: &str, extras: Extras) {
             "Memcached",
             "MySQLBackup",
             "MySQLBackupSchedule",
+            "PostgresBackupSchedule",
         ],
     );
 
@@ -821,8 +827,8 @@ fn check_bundle(project: &Project, namespaced_operator: bool) {
     let owned = csv["spec"]["customresourcedefinitions"]["owned"]
         .as_array()
         .unwrap();
-    // Nine kinds, MySQLCluster of db in two versions.
-    assert_eq!(owned.len(), 9, "{owned:#?}");
+    // Ten kinds, MySQLCluster of db in two versions.
+    assert_eq!(owned.len(), 10, "{owned:#?}");
     kustomize(
         root,
         "config/olm",

@@ -187,6 +187,20 @@ fn create_api_operand_on_a_cronjob() {
     );
 }
 
+/// A CronJob whose objects each name a MySQLCluster (`--references`): the reference as in the
+/// Job case, the CronJob suspended while the cluster is missing (the controller's test), and
+/// the integration test that waits for it to be resumed.
+#[test]
+fn create_api_operand_on_a_cronjob_referencing_another_kind() {
+    snapshot_create_api(
+        "api_operand_cronjob_references",
+        &[
+            "--group db --version v1alpha1 --kind MySQLCluster --image mysql:8.0 --workload statefulset --port 3306",
+            "--group db --version v1alpha1 --kind MySQLBackupSchedule --image mysql:8.0 --workload cronjob --references MySQLCluster -- mysqldump --all-databases",
+        ],
+    );
+}
+
 #[test]
 fn create_api_built_in_kind() {
     snapshot_create_api(

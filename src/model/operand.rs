@@ -96,7 +96,8 @@ pub struct Operand {
     /// The container's command; the image's entrypoint when empty.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub command: Vec<String>,
-    /// The kind whose objects each object names in its spec (`--references`), for a Job.
+    /// The kind whose objects each object names in its spec (`--references`), for a Job or
+    /// CronJob.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub references: Option<KindReference>,
     /// The kind has an optional `spec.autoscaling`, from which its controller keeps a

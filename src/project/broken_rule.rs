@@ -63,9 +63,9 @@ pub enum BrokenRule {
     )]
     ClusterScopedReference { kind: String, referenced: String },
     #[error(
-        "{kind} `references` another kind, which only a Job operand can (`workload: job`): its Job gets the referenced object's address"
+        "{kind} `references` another kind, which only a Job or CronJob operand can (`workload: job` or `cronjob`): its Jobs get the referenced object's address"
     )]
-    ReferenceWithoutJob { kind: String },
+    ReferenceWithoutBatch { kind: String },
     #[error(
         "the operand's `autoscale` is set on a {workload}, which runs to completion and has no replicas to scale"
     )]
@@ -285,7 +285,7 @@ impl BrokenRule {
             UnknownReference { .. } | ClusterScopedReference { .. } => {
                 "Name a namespaced kind of `resources` in `references`, or remove it".to_owned()
             }
-            ReferenceWithoutJob { .. } => "Remove `references`".to_owned(),
+            ReferenceWithoutBatch { .. } => "Remove `references`".to_owned(),
             AutoscaledBatch { .. } => "Remove `autoscale: true`".to_owned(),
             ClusterScopedOperand { .. }
             | PortZero

@@ -8,7 +8,7 @@
 
 use super::Project;
 pub use super::broken_rule::{BrokenRule, Violation};
-use crate::model::{KindReference, Operand, Resource, Workload};
+use crate::model::{KindReference, Operand, Resource};
 
 /// The longest DNS-1123 subdomain, which CRD names and API groups are.
 const MAX_SUBDOMAIN: usize = 253;
@@ -107,7 +107,7 @@ fn check_operand(operand: &Operand) -> Result<(), BrokenRule> {
     Ok(())
 }
 
-/// A Job operand's reference: to a namespaced kind of the project's own.
+/// A Job or CronJob operand's reference: to a namespaced kind of the project's own.
 fn check_reference(
     project: &Project,
     resource: &Resource,
@@ -115,8 +115,8 @@ fn check_reference(
     reference: &KindReference,
 ) -> Result<(), BrokenRule> {
     let kind = resource.kind.to_string();
-    if operand.workload != Workload::Job {
-        return Err(BrokenRule::ReferenceWithoutJob { kind });
+    if !operand.workload.runs_to_completion() {
+        return Err(BrokenRule::ReferenceWithoutBatch { kind });
     }
     let referenced = format!("{}/{}", reference.group, reference.kind);
     match project
@@ -610,7 +610,7 @@ mod tests {
     }
 
     #[test]
-    fn a_reference_names_a_namespaced_kind_of_the_project_from_a_job() {
+    fn a_reference_names_a_namespaced_kind_of_the_project_from_a_job_or_cronjob() {
         let backup = |workload, kind: &str| {
             let mut backup = resource("db", "v1", "Backup");
             backup.operand = Some(Operand {
@@ -634,10 +634,15 @@ mod tests {
             1,
             "`references` db/Database, which is not a kind of the project",
         );
+        check(&project(vec![
+            cluster.clone(),
+            backup(Workload::CronJob, "Cluster"),
+        ]))
+        .unwrap();
         fails(
-            vec![cluster.clone(), backup(Workload::CronJob, "Cluster")],
+            vec![cluster.clone(), backup(Workload::StatefulSet, "Cluster")],
             1,
-            "only a Job operand can",
+            "only a Job or CronJob operand can",
         );
         let global = Resource {
             namespaced: false,

@@ -139,17 +139,20 @@ fn check_job(kubectl: &Kubectl, setup: &Setup, crd: &Crd, sample: &Sample) {
     for name in [name.as_str(), &failing] {
         delete_and_collect(kubectl, &namespace, crd, name, "job");
     }
-    check_reference(kubectl, &namespace, crd, sample);
+    check_reference(kubectl, &namespace, crd, sample, "job");
 }
 
-/// How soon a waiting object gets its Job once the object it references exists: what the
-/// watch of the referenced kind takes, far below any requeue the controller could make.
+/// How soon a waiting object gets its Job (or its CronJob resumed) once the object it
+/// references exists: what the watch of the referenced kind takes, far below any requeue the
+/// controller could make.
 const REFERENCE_FOUND: Duration = Duration::from_secs(10);
 
-/// A Job operand that references another kind (`--references`): an object naming a missing
-/// one reports `ReferenceNotFound` and gets no Job; once that object is created, it gets its
-/// Job within seconds, brought back by the watch of the referenced kind.
-fn check_reference(kubectl: &Kubectl, namespace: &str, crd: &Crd, sample: &Sample) {
+/// A Job or CronJob operand (`child`: `job` or `cronjob`) that references another kind
+/// (`--references`): an object naming a missing one reports `ReferenceNotFound` and gets no
+/// Job, or a suspended CronJob; once that object is created, it gets its Job, or its CronJob
+/// resumed, within seconds, brought back by the watch of the referenced kind, with the
+/// object's address in the environment of the Job's pods.
+fn check_reference(kubectl: &Kubectl, namespace: &str, crd: &Crd, sample: &Sample, child: &str) {
     let spec = sample.object["spec"].as_object().expect("a spec");
     let Some((field, reference)) = spec
         .iter()
@@ -174,7 +177,7 @@ fn check_reference(kubectl: &Kubectl, namespace: &str, crd: &Crd, sample: &Sampl
     kubectl
         .apply(&object.to_string(), &["-n", namespace])
         .unwrap_or_else(|err| panic!("{err}"));
-    wait_for_status(
+    let object = wait_for_status(
         kubectl,
         namespace,
         crd,
@@ -182,12 +185,43 @@ fn check_reference(kubectl: &Kubectl, namespace: &str, crd: &Crd, sample: &Sampl
         "ReferenceNotFound",
         |o| has_condition(o, "Referenced", "False", Some("ReferenceNotFound")),
     );
-    assert!(
-        kubectl
-            .try_json(&["get", "job", &waiting, "-n", namespace])
-            .is_err(),
-        "{waiting} got a Job before the object it references exists"
-    );
+    let suspended = |cronjob: &Value| cronjob["spec"]["suspend"].as_bool() == Some(true);
+    if child == "cronjob" {
+        // Made, but suspended: no Job starts that could not reach the object, and the status
+        // says so.
+        let cronjob = wait_for(
+            &format!("the suspended CronJob of {waiting}"),
+            SETTLE,
+            || {
+                let cronjob = kubectl.try_json(&["get", "cronjob", &waiting, "-n", namespace])?;
+                match suspended(&cronjob) {
+                    true => Ok(cronjob),
+                    false => Err(format!("suspend: {}", cronjob["spec"]["suspend"])),
+                }
+            },
+        );
+        assert!(
+            pod_env(&cronjob["spec"]["jobTemplate"]["spec"]).is_empty(),
+            "{waiting}: an address before the object exists: {cronjob}"
+        );
+        let message = condition(&object, "Referenced").expect("Referenced")["message"].clone();
+        assert!(
+            message
+                .as_str()
+                .is_some_and(|m| m.contains("the CronJob is suspended")),
+            "{message}"
+        );
+        wait_for_status(kubectl, namespace, crd, &waiting, "Scheduled False", |o| {
+            has_condition(o, "Scheduled", "False", Some("ReferenceNotFound"))
+        });
+    } else {
+        assert!(
+            kubectl
+                .try_json(&["get", "job", &waiting, "-n", namespace])
+                .is_err(),
+            "{waiting} got a Job before the object it references exists"
+        );
+    }
 
     let referenced = json!({
         "apiVersion": existing["apiVersion"],
@@ -199,24 +233,34 @@ fn check_reference(kubectl: &Kubectl, namespace: &str, crd: &Crd, sample: &Sampl
         .apply(&referenced.to_string(), &["-n", namespace])
         .unwrap_or_else(|err| panic!("{err}"));
     let created = Instant::now();
-    let job = wait_for(
-        &format!("the Job of {waiting} once {later} exists"),
-        REFERENCE_FOUND,
-        || kubectl.try_json(&["get", "job", &waiting, "-n", namespace]),
-    );
+    let job_spec = match child {
+        "cronjob" => {
+            let cronjob = wait_for(
+                &format!("the CronJob of {waiting} resumed once {later} exists"),
+                REFERENCE_FOUND,
+                || {
+                    let cronjob =
+                        kubectl.try_json(&["get", "cronjob", &waiting, "-n", namespace])?;
+                    match suspended(&cronjob) {
+                        false => Ok(cronjob),
+                        true => Err("still suspended".to_owned()),
+                    }
+                },
+            );
+            cronjob["spec"]["jobTemplate"]["spec"].clone()
+        }
+        _ => {
+            let job = wait_for(
+                &format!("the Job of {waiting} once {later} exists"),
+                REFERENCE_FOUND,
+                || kubectl.try_json(&["get", "job", &waiting, "-n", namespace]),
+            );
+            job["spec"].clone()
+        }
+    };
     // The referenced object's name, and its Service's address (an operand with a port), as
     // `<KIND>_NAME`, `<KIND>_HOST` and `<KIND>_PORT`.
-    let env: Vec<(String, String)> = job["spec"]["template"]["spec"]["containers"][0]["env"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .filter_map(|var| {
-            Some((
-                var["name"].as_str()?.to_owned(),
-                var["value"].as_str()?.to_owned(),
-            ))
-        })
-        .collect();
+    let env = pod_env(&job_spec);
     let host = env
         .iter()
         .find(|(name, _)| name.ends_with("_HOST"))
@@ -236,10 +280,16 @@ fn check_reference(kubectl: &Kubectl, namespace: &str, crd: &Crd, sample: &Sampl
         has_condition(o, "Referenced", "True", None)
     });
     println!(
-        "[e2e] {waiting}: its Job {:.1?} after {later} was created",
+        "[e2e] {waiting}: its {child} {:.1?} after {later} was created",
         created.elapsed()
     );
-    delete_and_collect(kubectl, namespace, crd, &waiting, "job");
+    if child == "cronjob" {
+        wait_for_event(kubectl, crd, &waiting, "Resumed");
+        wait_for_status(kubectl, namespace, crd, &waiting, "on schedule", |o| {
+            has_condition(o, "Scheduled", "True", Some("OnSchedule"))
+        });
+    }
+    delete_and_collect(kubectl, namespace, crd, &waiting, child);
     kubectl.ok(&[
         "delete",
         &referenced_kind,
@@ -251,7 +301,7 @@ fn check_reference(kubectl: &Kubectl, namespace: &str, crd: &Crd, sample: &Sampl
 }
 
 /// The CronJob of `name` on its schedule, suspended on demand; a schedule that is not cron
-/// is refused.
+/// is refused; then, for a kind with a reference, [`check_reference`].
 fn check_cronjob(kubectl: &Kubectl, setup: &Setup, crd: &Crd, sample: &Sample) {
     let namespace = setup.namespace();
     let name = &sample.name;
@@ -300,6 +350,23 @@ fn check_cronjob(kubectl: &Kubectl, setup: &Setup, crd: &Crd, sample: &Sample) {
     );
 
     delete_and_collect(kubectl, &namespace, crd, name, "cronjob");
+    check_reference(kubectl, &namespace, crd, sample, "cronjob");
+}
+
+/// The environment variables (name, value) of the first container of the pods of `job_spec`
+/// (a Job's spec, or a CronJob's `jobTemplate.spec`).
+fn pod_env(job_spec: &Value) -> Vec<(String, String)> {
+    job_spec["template"]["spec"]["containers"][0]["env"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|var| {
+            Some((
+                var["name"].as_str()?.to_owned(),
+                var["value"].as_str()?.to_owned(),
+            ))
+        })
+        .collect()
 }
 
 /// Deletes `name`; Kubernetes' garbage collector deletes its `child` (`job` or `cronjob`).

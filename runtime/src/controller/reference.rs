@@ -206,6 +206,8 @@ pub(crate) trait Resolve<K: ApiObject>: Send + Sync {
     ) -> BoxFuture<'a, Result<Resolution, Error>>;
     /// The watch that [`Reference::watch`] adds.
     fn add_watch(&self) -> AddWatch<K>;
+    /// The referenced kind, such as `MySQLCluster`.
+    fn referenced_kind(&self) -> String;
 }
 
 impl<K, T> Resolve<K> for Reference<K, T>
@@ -223,6 +225,10 @@ where
 
     fn add_watch(&self) -> AddWatch<K> {
         Reference::add_watch(self)
+    }
+
+    fn referenced_kind(&self) -> String {
+        T::kind(&()).into_owned()
     }
 }
 

@@ -103,13 +103,40 @@ impl Context {
         };
         if applied.written {
             self.recent_applies.record(&desired);
+            // What the workload was before is unknown when the copy (of the watch, or read a
+            // moment ago) missed someone else's change: the events then give new values only.
+            let from_known = applied
+                .before
+                .as_ref()
+                .is_none_or(|before| !missed_a_change(before, &applied.object));
             for change in changes(applied.before.as_ref(), &desired, container) {
+                let note = match from_known {
+                    true => change.note(),
+                    false => change.note_without_from(),
+                };
                 self.events
-                    .normal(owner, change.reason(), change.action(), change.note())
+                    .normal(owner, change.reason(), change.action(), note)
                     .await;
             }
         }
         Ok(applied.object)
+    }
+}
+
+/// Whether the watch's `copy` of a workload missed a change someone else made to its spec
+/// before this manager's apply returned `stored`: then the copy's values are not what the apply
+/// changed, and an event must not name them as the "from" of a change.
+///
+/// The API server bumps `metadata.generation` once for each write that changes the spec, and
+/// never otherwise: the apply accounts for at most one bump, so a stored generation more than
+/// one above the copy's means another write changed the spec in between. (One above can also be
+/// someone else's change with a no-op apply; the copy's values were then still the workload's
+/// last ones before the write that set the values now stored, so the event stays true.) A copy
+/// or a reply without a generation proves nothing, and the copy is trusted as before.
+fn missed_a_change<W: Resource>(copy: &W, stored: &W) -> bool {
+    match (copy.meta().generation, stored.meta().generation) {
+        (Some(copy), Some(stored)) => stored > copy.saturating_add(1),
+        _ => false,
     }
 }
 

@@ -63,6 +63,17 @@ impl Change {
             Change::Upgraded { from, to } => format!("Rolling out {to} (was {from})"),
         }
     }
+
+    /// The event's note when what the workload was before the change is unknown (the copy it
+    /// was compared with missed someone else's change): the new value only, such as "Scaled
+    /// to 5 replicas", rather than a "from" that may be wrong.
+    pub fn note_without_from(&self) -> String {
+        match self {
+            Change::Created { .. } => self.note(),
+            Change::Scaled { to, .. } => format!("Scaled to {to} replicas"),
+            Change::Upgraded { to, .. } => format!("Rolling out {to}"),
+        }
+    }
 }
 
 /// What applying `desired` changes, compared with the `observed` workload (`None`: there is

@@ -274,17 +274,17 @@ fn check_hub_kept(before: &Project, after: &Project, added: &Resource) -> anyhow
     Ok(())
 }
 
-/// The kind of the project `--references` names, which must suit a Job operand kind: one the
-/// project owns, namespaced like the new kind, and unambiguous.
+/// The kind of the project `--references` names, which must suit a Job or CronJob operand kind:
+/// one the project owns, namespaced like the new kind, and unambiguous.
 fn resolve_reference(
     project: &Project,
     request: &AddResource,
     asked: &RequestedReference,
 ) -> anyhow::Result<KindReference> {
     let workload = request.operand.as_ref().map(|operand| operand.workload);
-    if workload != Some(Workload::Job) {
+    if !workload.is_some_and(Workload::runs_to_completion) {
         let workload = workload.map_or("none", Workload::flag);
-        return Err(Refusal::ReferencesWithoutJob { workload }.into());
+        return Err(Refusal::ReferencesWithoutBatch { workload }.into());
     }
     let named = asked.group.as_ref().map_or_else(
         || asked.kind.to_string(),
@@ -447,13 +447,17 @@ mod tests {
             global.contains("--references Policy: it is cluster-scoped, and Backup is namespaced"),
             "{global}"
         );
-        let mut cronjob = job_referencing("Cluster", None);
+        let mut cronjob = job_referencing("Server", None);
         cronjob.operand.as_mut().unwrap().workload = Workload::CronJob;
-        let cronjob = refused(cronjob);
+        assert_eq!(referenced(cronjob), "ops/Server");
+        let mut deployment = job_referencing("Cluster", None);
+        deployment.operand.as_mut().unwrap().workload = Workload::Deployment;
+        let deployment = refused(deployment);
         assert!(
-            cronjob
-                .contains("--references works with --workload job (this kind's workload: cronjob)"),
-            "{cronjob}"
+            deployment.contains(
+                "--references works with --workload job or cronjob (this kind's workload: deployment)"
+            ),
+            "{deployment}"
         );
 
         let elsewhere = Project {

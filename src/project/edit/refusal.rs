@@ -53,8 +53,8 @@ pub enum Refusal {
         group: String,
         first: String,
     },
-    /// `--references` with another workload than a Job (`none` without `--image`).
-    ReferencesWithoutJob {
+    /// `--references` with another workload than a Job or CronJob (`none` without `--image`).
+    ReferencesWithoutBatch {
         workload: &'static str,
     },
     /// `--references` names a kind that is not among the project's own.
@@ -292,9 +292,9 @@ impl Refusal {
                 f,
                 "{flag} `{given}` differs from `{kept}` of {kind} {group}/{first}: every version of a kind shares it"
             ),
-            ReferencesWithoutJob { workload } => write!(
+            ReferencesWithoutBatch { workload } => write!(
                 f,
-                "--references works with --workload job (this kind's workload: {workload}): the referenced object's address goes to the environment of the Job each object runs"
+                "--references works with --workload job or cronjob (this kind's workload: {workload}): the referenced object's address goes to the environment of the Jobs each object runs"
             ),
             ReferencedKindNotOwned { named, owned } => write!(
                 f,
@@ -471,7 +471,7 @@ impl Refusal {
             }
             DiffersFromFirst { kept, .. } => format!("Drop the flag to keep `{kept}`"),
             NamesTaken { .. } => "Choose another with --plural or --short-name".to_owned(),
-            ReferencesWithoutJob { .. } => "Add --image and --workload job, or drop --references".to_owned(),
+            ReferencesWithoutBatch { .. } => "Add --image and --workload job or cronjob, or drop --references".to_owned(),
             ReferencedKindNotOwned { .. } => "Name a kind made with `opgen create api` (without --resource=false), or create that kind first".to_owned(),
             ReferencedKindAmbiguous { kind, groups } => format!(
                 "Name its group: --references {}/{kind}",

@@ -332,3 +332,67 @@ async fn a_cache_behind_the_last_apply_costs_a_read_not_a_second_write_or_event(
         .expect("nothing to apply");
     assert_eq!(stored, applied);
 }
+
+/// `workload` as the API server stores it at `generation`.
+fn at_generation(mut workload: Deployment, generation: i64) -> Deployment {
+    workload.metadata.generation = Some(generation);
+    workload
+}
+
+#[tokio::test]
+async fn a_copy_that_missed_someone_elses_change_gives_no_from_values() {
+    let (ctx, mut server) = testing::context();
+    let owner = test_kinds::widget();
+    // The watch's copy is at generation 1 (1 replica); someone scaled it to 3 (generation 2),
+    // and the watch has not delivered that yet when this manager applies 5 replicas and a new
+    // image (generation 3).
+    let copy = at_generation(
+        crate::client::fingerprint::fingerprinted(&deployment(1, IMAGE)),
+        1,
+    );
+    let desired = deployment(5, "example.com/app:2");
+    let stored = at_generation(crate::client::fingerprint::fingerprinted(&desired), 3);
+
+    server
+        .run(
+            ctx.apply_workload(&owner, &desired, &synced_cache_of(&[copy]), "app"),
+            async |server| {
+                let request = server.expect_applied(&desired).await;
+                request.reply(StatusCode::OK, &stored);
+                let event = server.expect_event(&owner, "Normal", "Scaled").await;
+                assert_eq!(
+                    event["note"], "Scaled to 5 replicas",
+                    "not from 1: it was 3"
+                );
+                let event = server.expect_event(&owner, "Normal", "Upgraded").await;
+                assert_eq!(event["note"], "Rolling out example.com/app:2");
+            },
+        )
+        .await
+        .expect("the workload is applied");
+}
+
+#[tokio::test]
+async fn a_copy_one_generation_behind_the_apply_gives_the_from_values() {
+    let (ctx, mut server) = testing::context();
+    let owner = test_kinds::widget();
+    let copy = at_generation(
+        crate::client::fingerprint::fingerprinted(&deployment(1, IMAGE)),
+        1,
+    );
+    let desired = deployment(5, IMAGE);
+    let stored = at_generation(crate::client::fingerprint::fingerprinted(&desired), 2);
+
+    server
+        .run(
+            ctx.apply_workload(&owner, &desired, &synced_cache_of(&[copy]), "app"),
+            async |server| {
+                let request = server.expect_applied(&desired).await;
+                request.reply(StatusCode::OK, &stored);
+                let event = server.expect_event(&owner, "Normal", "Scaled").await;
+                assert_eq!(event["note"], "Scaled from 1 to 5 replicas");
+            },
+        )
+        .await
+        .expect("the workload is applied");
+}

@@ -41,7 +41,17 @@ fn changes_are_what_users_care_about() {
             "Rolling out example.com/app:2 (was example.com/app:1)"
         ]
     );
+    // Without what it was before (a copy that missed someone's change), the new values only.
+    let notes: Vec<String> = changes(Some(&running), &next, "app")
+        .iter()
+        .map(Change::note_without_from)
+        .collect();
+    assert_eq!(
+        notes,
+        ["Scaled to 2 replicas", "Rolling out example.com/app:2"]
+    );
     let created = &changes(None, &StatefulSet::default(), "app")[0];
+    assert_eq!(created.note_without_from(), created.note());
     assert_eq!(
         (created.reason(), created.action(), created.note()),
         (

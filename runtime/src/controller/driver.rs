@@ -91,12 +91,16 @@ impl<R: Reconcile> Driver<R> {
     pub async fn reconcile(&self, obj: Arc<R::Object>) -> Result<Action, Error> {
         let object_ref = ObjectRef::from_obj(obj.as_ref());
         let shutdown = &self.ctx.shutdown;
-        let waited = async {
+        // Waits in line from the start; the first reconcile after the election opens the line.
+        let opened = async {
             self.ctx.elected().await;
-            self.queue.turn(&object_ref).await
+            self.queue.open();
+            ::std::future::pending::<()>().await;
         };
         let _turn = ::tokio::select! {
-            turn = waited => turn,
+            biased;
+            turn = self.queue.turn(&object_ref) => turn,
+            () = opened => unreachable!("never ready"),
             () = shutdown.cancelled() => return Ok(Action::await_change()),
         };
         let obj = match &self.watched {

@@ -17,7 +17,9 @@
 //!
 //! A freed turn goes to the oldest changed object, else to the oldest of the backlog. An object
 //! marked changed while it waits in the backlog moves to the other line. Nothing starves for
-//! long: a change is reconciled once, after which the object is back to the backlog.
+//! long: a change is reconciled once, after which the object is back to the backlog. No turn
+//! is handed out before the replica leads: a warm standby's reconciles all wait here, and once
+//! it is elected the changes made since its watch listed go first.
 //!
 //! kube still never runs two reconciles of one object at once, so an object waits here at most
 //! once; the driver reconciles the cache's newest copy of it when its turn comes.
@@ -52,6 +54,8 @@ impl<K: Resource<DynamicType = ()>> Clone for Queue<K> {
 }
 
 struct State<K: Resource<DynamicType = ()>> {
+    /// Whether turns are handed out: not before the replica leads.
+    open: bool,
     /// Turns nobody holds.
     free: usize,
     /// Objects changed since their last reconcile began.
@@ -87,16 +91,28 @@ impl<K: Resource<DynamicType = ()>> Drop for Turn<K> {
 }
 
 impl<K: Resource<DynamicType = ()>> Queue<K> {
-    /// Turns for `concurrency` reconciles at once (at least 1).
+    /// Turns for `concurrency` reconciles at once (at least 1), handed out once
+    /// [`Queue::open`] is called.
     pub(crate) fn new(concurrency: usize) -> Self {
         Self {
             state: Arc::new(Mutex::new(State {
+                open: false,
                 free: concurrency.max(1),
                 changed: HashSet::new(),
                 waiting: BTreeMap::new(),
                 places: HashMap::new(),
                 next: 0,
             })),
+        }
+    }
+
+    /// Hands out turns from now on: the replica leads. A warm standby's reconciles wait here
+    /// until then, so that the first turns go to the changes made meanwhile.
+    pub(crate) fn open(&self) {
+        let mut state = lock(&self.state);
+        if !state.open {
+            state.open = true;
+            state.hand_out(&self.state);
         }
     }
 
@@ -156,7 +172,7 @@ impl<K: Resource<DynamicType = ()>> State<K> {
     /// Gives the free turns to the first waiters. A waiter gone (its reconcile dropped, at a
     /// shutdown) is skipped; a turn it received and never used comes back when dropped.
     fn hand_out(&mut self, shared: &Arc<Mutex<State<K>>>) {
-        while self.free > 0 {
+        while self.open && self.free > 0 {
             let Some((_, waiter)) = self.waiting.pop_first() else {
                 return;
             };

@@ -31,7 +31,7 @@ async fn settle() {
 
 #[::tokio::test]
 async fn a_change_overtakes_the_backlog() {
-    let queue = Queue::new(1);
+    let queue = Queue::open_with(1);
     let (started, mut order) = ::tokio::sync::mpsc::unbounded_channel();
     // The initial list: three objects, one turn. `a` takes it, the others wait.
     let first = start(&queue, "a", &started);
@@ -64,7 +64,7 @@ async fn a_change_overtakes_the_backlog() {
 
 #[::tokio::test]
 async fn an_object_changed_while_it_waits_moves_ahead() {
-    let queue = Queue::new(1);
+    let queue = Queue::open_with(1);
     let (started, mut order) = ::tokio::sync::mpsc::unbounded_channel();
     let first = start(&queue, "a", &started);
     settle().await;
@@ -93,7 +93,7 @@ async fn an_object_changed_while_it_waits_moves_ahead() {
 
 #[::tokio::test]
 async fn turns_are_limited_and_come_back_from_abandoned_reconciles() {
-    let queue = Queue::new(2);
+    let queue = Queue::open_with(2);
     let a = queue.turn(&object("a")).await;
     let _b = queue.turn(&object("b")).await;
     // No third turn while two are held.
@@ -112,7 +112,7 @@ async fn turns_are_limited_and_come_back_from_abandoned_reconciles() {
 
 #[::tokio::test]
 async fn a_deleted_object_loses_its_change() {
-    let queue = Queue::new(1);
+    let queue = Queue::open_with(1);
     queue.changed(object("a"));
     queue.deleted(&object("a"));
     let held = queue.turn(&object("x")).await;
@@ -122,4 +122,34 @@ async fn a_deleted_object_loses_its_change() {
     assert_eq!(queue.waiting(Line::Backlog), 1);
     drop(held);
     drop(waiting.await.unwrap());
+}
+
+#[::tokio::test]
+async fn no_turn_before_the_line_opens_and_then_changes_first() {
+    let queue = Queue::new(1);
+    let (started, mut order) = ::tokio::sync::mpsc::unbounded_channel();
+    // A standby's reconciles: the backlog, then a change.
+    let backlog = start(&queue, "a", &started);
+    settle().await;
+    queue.changed(object("b"));
+    let changed = start(&queue, "b", &started);
+    settle().await;
+    assert_eq!(queue.waiting(Line::Backlog), 1);
+    assert_eq!(queue.waiting(Line::Changed), 1);
+
+    // Elected: the change first.
+    queue.open();
+    drop(changed.await.unwrap());
+    drop(backlog.await.unwrap());
+    assert_eq!(order.recv().await, Some("b"));
+    assert_eq!(order.recv().await, Some("a"));
+}
+
+impl Queue<ConfigMap> {
+    /// An open queue: a leader's.
+    fn open_with(concurrency: usize) -> Self {
+        let queue = Self::new(concurrency);
+        queue.open();
+        queue
+    }
 }

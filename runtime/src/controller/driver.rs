@@ -85,9 +85,10 @@ impl<R: Reconcile> Driver<R> {
     /// One reconcile of `obj`: [`Reconcile::apply`], or [`Reconcile::cleanup`] once it is
     /// deleted. A success forgets the object's earlier failures.
     ///
-    /// It waits first until the replica leads (see [`Context::elected`]) and for its turn
-    /// (see [`queue`](super::queue)), then reconciles the newest copy the controller's cache
-    /// holds, cancelled after the reconcile timeout. A shutdown while it waits skips it.
+    /// It waits first until the replica leads (see [`Context::elected`]) and for its turn, the
+    /// objects changed after the initial list first; then it reconciles the newest copy the
+    /// controller's cache holds, cancelled after the reconcile timeout. A shutdown while it
+    /// waits skips it.
     pub async fn reconcile(&self, obj: Arc<R::Object>) -> Result<Action, Error> {
         let object_ref = ObjectRef::from_obj(obj.as_ref());
         let shutdown = &self.ctx.shutdown;
@@ -111,6 +112,13 @@ impl<R: Reconcile> Driver<R> {
             },
             None => obj,
         };
+        // Boxed: every due object's reconcile exists at once, waiting for its turn, and only
+        // the few running need the room a reconcile's state takes.
+        Box::pin(self.reconcile_within_timeout(obj)).await
+    }
+
+    /// [`Driver::reconcile`] once it has its turn: cancelled after the reconcile timeout.
+    async fn reconcile_within_timeout(&self, obj: Arc<R::Object>) -> Result<Action, Error> {
         let span = reconcile_span(obj.as_ref(), &self.name);
         let Some(limit) = self.ctx.reconcile_timeout else {
             return self.reconcile_in_span(obj).instrument(span).await;

@@ -155,7 +155,7 @@ impl Metrics {
         let leader = Gauge::default();
         registry.register(
             "leader",
-            "Whether this replica runs the controllers (1): it holds the leader-election Lease, or runs without leader election",
+            "Whether this replica reconciles (1): it holds the leader-election Lease, or runs without leader election; 0 on a standby, warm or not",
             leader.clone(),
         );
         let build_info = Family::<BuildLabels, Gauge>::default();

@@ -104,11 +104,12 @@ impl Manager {
     /// watches and fills their caches while it waits (controller-runtime's `EnableWarmup`),
     /// reconciling nothing until it leads; then it starts reconciling without listing
     /// everything first, the changes made meanwhile ahead of the rest. On unless this is
-    /// called with `false` (`--warm-standby=false`): a standby then only waits, at the cost
-    /// of no memory and no watches until it leads. Without leader election it changes nothing.
+    /// called with `false` (`--warm-standby=false`): a standby then only waits, with no watch
+    /// and no cache until it leads. Without leader election it changes nothing.
     ///
-    /// A standby is ready (/readyz) either way, as before: a rolling update waits for the new
-    /// Pod to be ready before it stops the old leader.
+    /// A warm standby whose controllers fail (a CRD not installed) exits, as a leader would,
+    /// instead of waiting for the Lease. A standby is ready (/readyz) either way, as before: a
+    /// rolling update waits for the new Pod to be ready before it stops the old leader.
     pub fn warm_standby(mut self, enabled: bool) -> Self {
         self.warm_standby = enabled;
         self

@@ -10,7 +10,9 @@
 //! While all turns are taken, reconciles wait in one of two lines:
 //!
 //! - **changed**: objects whose own watch reported them added or modified after its initial
-//!   list (a user's edit, a new object, a deletion that has begun);
+//!   list (a user's edit, a new object, a deletion that has begun; also the status the
+//!   controller wrote itself, since an event does not say who made the change: that
+//!   reconcile finds nothing to write);
 //! - **backlog**: the rest: the initial list and the re-lists after a watch expired, requeues
 //!   and the periodic resync, retries after errors, and changes of the objects a controller
 //!   owns or references (kube maps those to their owner without saying why).

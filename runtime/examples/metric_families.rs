@@ -17,6 +17,7 @@ fn main() -> anyhow::Result<()> {
     let controller = "example.core";
     drop(metrics.reconcile(controller));
     metrics.reconcile_failure(controller, "Example");
+    metrics.reconcile_timeout(controller);
     metrics.set_build_info("0.0.0", "v0.0.0");
     let (objects, _objects_writer) = store::<ConfigMap>();
     metrics.count_objects(controller, objects);

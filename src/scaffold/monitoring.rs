@@ -173,6 +173,10 @@ fn dashboard(values: &ProjectValues) -> anyhow::Result<String> {
                             "sum by (reason) (rate({m}_reconcile_failures_total{selector}[5m]))"
                         ),
                     ),
+                    (
+                        "timeouts",
+                        format!("sum(rate({m}_reconcile_timeouts_total{selector}[5m]))"),
+                    ),
                 ],
             ),
             (

@@ -3,6 +3,7 @@
 //! scope.
 
 use ::std::sync::Arc;
+use ::std::time::Duration;
 
 use ::k8s_openapi::NamespaceResourceScope;
 use ::kube::{Api, Client, Resource};
@@ -31,6 +32,56 @@ pub struct Context {
     pub(crate) concurrency: u16,
     /// What the controllers applied lately that their watches may not show yet.
     pub(crate) recent_applies: Arc<RecentApplies>,
+    /// How long one reconcile may run before it is cancelled and retried; `None`: no limit.
+    pub(crate) reconcile_timeout: Option<Duration>,
+    /// Whether this replica leads yet: a warm standby watches, but reconciles nothing.
+    pub(crate) leadership: Leadership,
+}
+
+/// How long a reconcile may run, unless `--reconcile-timeout`
+/// ([`Manager::reconcile_timeout`](crate::Manager::reconcile_timeout)) says otherwise. A
+/// reconcile is a handful of API calls that take milliseconds each; one still running after a
+/// minute waits on something that may never answer (a call without a timeout of its own, a
+/// lock), and meanwhile it holds one of the controller's few concurrent reconciles and keeps
+/// its object from being reconciled again. A minute leaves a slow API server, or a reconcile
+/// that waits on purpose for a few seconds, ample room.
+pub const DEFAULT_RECONCILE_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// Whether this replica leads: elected at once without leader election or warm standby; a
+/// warm standby's controllers watch while it waits to be elected (see
+/// [`Manager::warm_standby`](crate::Manager::warm_standby)).
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Leadership {
+    /// Cancelled once the replica leads: it never stops leading while it runs (a replica
+    /// that loses the lease exits).
+    elected: CancellationToken,
+}
+
+impl Leadership {
+    /// A replica that leads already.
+    pub(crate) fn elected() -> Self {
+        let leadership = Self::default();
+        leadership.lead();
+        leadership
+    }
+
+    /// A standby, until [`Leadership::lead`].
+    pub(crate) fn standby() -> Self {
+        Self::default()
+    }
+
+    /// This replica leads from now on.
+    pub(crate) fn lead(&self) {
+        self.elected.cancel();
+    }
+
+    fn leads(&self) -> bool {
+        self.elected.is_cancelled()
+    }
+
+    async fn led(&self) {
+        self.elected.cancelled().await;
+    }
 }
 
 /// How many objects a controller reconciles at once unless `--max-concurrent-reconciles`
@@ -51,7 +102,23 @@ impl Context {
             shutdown: CancellationToken::new(),
             concurrency: DEFAULT_CONCURRENCY,
             recent_applies: Arc::default(),
+            reconcile_timeout: Some(DEFAULT_RECONCILE_TIMEOUT),
+            leadership: Leadership::elected(),
         }
+    }
+
+    /// Whether this replica leads: always without leader election. A warm standby (see
+    /// [`Manager::warm_standby`](crate::Manager::warm_standby)) runs its controllers' watches
+    /// before it leads, and reconciles nothing until then.
+    pub fn is_leader(&self) -> bool {
+        self.leadership.leads()
+    }
+
+    /// Waits until this replica leads: at once without leader election. What code that a
+    /// project runs beside its controllers awaits before it writes anything, since on a warm
+    /// standby it starts before the replica leads.
+    pub async fn elected(&self) {
+        self.leadership.led().await;
     }
 
     /// The API the controllers watch objects of `K` through: the namespace given with

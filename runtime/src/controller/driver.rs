@@ -1,8 +1,10 @@
-//! One controller's reconciles: the kind's reconciler, its finalizer, its span, and the
-//! failure counts behind the retry backoff.
+//! One controller's reconciles: the kind's reconciler, its finalizer, its span, its time
+//! limit, its turn (see [`queue`](super::queue)), and the failure counts behind the retry
+//! backoff.
 
 use ::std::collections::HashMap;
 use ::std::sync::{Arc, Mutex, PoisonError};
+use ::std::time::Duration;
 
 use ::kube::Resource;
 use ::kube::runtime::controller::Action;
@@ -12,6 +14,7 @@ use ::tracing::{Instrument as _, Span, info_span, warn};
 
 use super::Reconcile;
 use super::backoff::backoff;
+use super::queue::Queue;
 use crate::client::Context;
 use crate::error::Error;
 use crate::object::ApiObject;
@@ -30,6 +33,8 @@ pub struct Driver<R: Reconcile> {
     /// The objects the controller watches, when it runs: what tells that a failing object
     /// was deleted.
     watched: Option<Store<R::Object>>,
+    /// The turns of the reconciles, changed objects first.
+    queue: Queue<R::Object>,
 }
 
 impl<R: Reconcile> Driver<R> {
@@ -40,9 +45,10 @@ impl<R: Reconcile> Driver<R> {
             name: controller_name::<R::Object>(),
             finalizer: format!("{group}/finalizer"),
             reconciler,
-            ctx,
             failures: Mutex::default(),
             watched: None,
+            queue: Queue::new(usize::from(ctx.concurrency)),
+            ctx,
         }
     }
 
@@ -71,11 +77,76 @@ impl<R: Reconcile> Driver<R> {
         }
     }
 
+    /// The turns of this controller's reconciles, which its watch marks changed objects in.
+    pub(crate) fn queue(&self) -> &Queue<R::Object> {
+        &self.queue
+    }
+
     /// One reconcile of `obj`: [`Reconcile::apply`], or [`Reconcile::cleanup`] once it is
     /// deleted. A success forgets the object's earlier failures.
+    ///
+    /// It waits first until the replica leads (see [`Context::elected`]) and for its turn, the
+    /// objects changed after the initial list first; then it reconciles the newest copy the
+    /// controller's cache holds, cancelled after the reconcile timeout. A shutdown while it
+    /// waits skips it.
     pub async fn reconcile(&self, obj: Arc<R::Object>) -> Result<Action, Error> {
+        let object_ref = ObjectRef::from_obj(obj.as_ref());
+        let shutdown = &self.ctx.shutdown;
+        // Waits in line from the start; the first reconcile after the election opens the line.
+        let opened = async {
+            self.ctx.elected().await;
+            self.queue.open();
+            ::std::future::pending::<()>().await;
+        };
+        let _turn = ::tokio::select! {
+            biased;
+            turn = self.queue.turn(&object_ref) => turn,
+            () = opened => unreachable!("never ready"),
+            () = shutdown.cancelled() => return Ok(Action::await_change()),
+        };
+        let obj = match &self.watched {
+            Some(store) => match store.get(&object_ref) {
+                Some(newest) => newest,
+                // Deleted while it waited.
+                None => return Ok(Action::await_change()),
+            },
+            None => obj,
+        };
+        // Boxed: every due object's reconcile exists at once, waiting for its turn, and only
+        // the few running need the room a reconcile's state takes.
+        Box::pin(self.reconcile_within_timeout(obj)).await
+    }
+
+    /// [`Driver::reconcile`] once it has its turn: cancelled after the reconcile timeout.
+    async fn reconcile_within_timeout(&self, obj: Arc<R::Object>) -> Result<Action, Error> {
         let span = reconcile_span(obj.as_ref(), &self.name);
-        self.reconcile_in_span(obj).instrument(span).await
+        let Some(limit) = self.ctx.reconcile_timeout else {
+            return self.reconcile_in_span(obj).instrument(span).await;
+        };
+        let reconciling = self
+            .reconcile_in_span(Arc::clone(&obj))
+            .instrument(span.clone());
+        match ::tokio::time::timeout(limit, reconciling).await {
+            Ok(result) => result,
+            Err(_) => Err(self.timed_out(obj.as_ref(), limit).instrument(span).await),
+        }
+    }
+
+    /// Reports a reconcile cancelled after `limit`: counted, logged, and told in a `Warning`
+    /// event on the object; the error it returns retries it with backoff.
+    async fn timed_out(&self, obj: &R::Object, limit: Duration) -> Error {
+        self.ctx.metrics.reconcile_timeout(&self.name);
+        let message = format!("reconcile did not finish within {limit:?}: cancelled");
+        self.ctx
+            .events
+            .warning(
+                obj,
+                TIMEOUT_REASON,
+                "Reconcile",
+                format!("{message}, to be retried"),
+            )
+            .await;
+        Error::failed("timeout", message)
     }
 
     async fn reconcile_in_span(&self, obj: Arc<R::Object>) -> Result<Action, Error> {
@@ -120,6 +191,9 @@ impl<R: Reconcile> Driver<R> {
         Action::requeue(delay)
     }
 }
+
+/// The reason of the `Warning` event about a reconcile cancelled after the reconcile timeout.
+pub(crate) const TIMEOUT_REASON: &str = "ReconcileTimeout";
 
 /// The span a reconcile runs in: what each line logged during it says about the object, and
 /// with the `otel` feature one span of a trace (see the `otel` module for the requests'

@@ -28,6 +28,7 @@
 
 mod backoff;
 mod driver;
+mod queue;
 pub mod reference;
 mod setup;
 

@@ -4,10 +4,10 @@
 use ::std::fmt::Debug;
 use ::std::sync::Arc;
 
-use ::futures::StreamExt as _;
+use ::futures::{StreamExt as _, TryStreamExt as _};
 use ::kube::api::ListParams;
 use ::kube::runtime::controller::{self, Action, Config as ControllerConfig, Controller};
-use ::kube::runtime::reflector::{self, store::Writer};
+use ::kube::runtime::reflector::{self, ObjectRef, store::Writer};
 use ::kube::runtime::{WatchStreamExt as _, watcher};
 use ::kube::{Api, Resource};
 use ::serde::de::DeserializeOwned;
@@ -15,6 +15,7 @@ use ::tracing::{debug, info, warn};
 
 use super::Reconcile;
 use super::driver::Driver;
+use super::queue::Queue;
 use crate::client::Context;
 use crate::client::cache::{cached_watch, cached_watch_shrunk};
 use crate::error::Error;
@@ -105,14 +106,20 @@ impl<R: Reconcile> Setup<R> {
         ensure_crd_installed(&api).await?;
 
         let (store, writer) = reflector::store();
-        let watch = cached_watch(api, watcher::Config::default(), writer);
-        let config = ControllerConfig::default().concurrency(ctx.concurrency);
+        let driver = Arc::new(Driver::new(reconciler, ctx.clone()).watching(store.clone()));
+        let queue = driver.queue().clone();
+        let watch =
+            cached_watch(api, watcher::Config::default(), writer).inspect_ok(move |event| {
+                mark_changes(&queue, event);
+            });
+        // No limit in kube's controller: the driver keeps it, with its own order (see
+        // `queue`).
+        let config = ControllerConfig::default().concurrency(0);
         let mut controller =
             Controller::for_stream(watch.applied_objects(), store).with_config(config);
         for add in watches {
             controller = add(controller, &ctx);
         }
-        let driver = Arc::new(Driver::new(reconciler, ctx.clone()).watching(controller.store()));
         let name = driver.name.as_str();
         ctx.metrics.count_objects(name, controller.store());
         info!(controller = name, "starting controller");
@@ -130,6 +137,16 @@ impl<R: Reconcile> Setup<R> {
             .await;
         info!(controller = name, "controller stopped");
         Ok(())
+    }
+}
+
+/// Marks in `queue` the objects the watch of the kind saw change after its initial list (not
+/// those of the initial list, nor of a re-list after the watch expired).
+fn mark_changes<K: ApiObject>(queue: &Queue<K>, event: &watcher::Event<K>) {
+    match event {
+        watcher::Event::Apply(obj) => queue.changed(ObjectRef::from_obj(obj)),
+        watcher::Event::Delete(obj) => queue.deleted(&ObjectRef::from_obj(obj)),
+        watcher::Event::Init | watcher::Event::InitApply(_) | watcher::Event::InitDone => {}
     }
 }
 

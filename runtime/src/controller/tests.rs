@@ -11,6 +11,7 @@ use ::kube::runtime::watcher;
 
 use super::backoff::{BACKOFF_INITIAL, BACKOFF_MAX, backoff};
 use super::*;
+use crate::client::context::Leadership;
 use crate::identity::field_manager;
 use crate::object::made_for;
 use crate::test_kinds::{self, Widget, WidgetStatus};
@@ -381,6 +382,215 @@ async fn a_controller_reconciles_no_more_objects_at_once_than_its_concurrency() 
         "{:?}",
         held.iter().map(|r| &r.path).collect::<Vec<_>>()
     );
+}
+
+/// Never finishes a reconcile, as one stuck on a call without a timeout.
+struct Stuck;
+
+impl Reconcile for Stuck {
+    type Object = Widget;
+    const FINALIZER: bool = false;
+
+    async fn apply(&self, _widget: &Widget, _ctx: &Context) -> Result<Action, Error> {
+        ::std::future::pending().await
+    }
+}
+
+fn named(name: &str) -> Widget {
+    let mut widget = test_kinds::widget();
+    widget.metadata.name = Some(name.to_owned());
+    widget
+}
+
+fn list_of(widgets: &[Widget]) -> ::serde_json::Value {
+    json!({
+        "apiVersion": "v1", "kind": "List", "metadata": { "resourceVersion": "1" },
+        "items": widgets,
+    })
+}
+
+// Paused time: the timeout passes at once.
+#[tokio::test(start_paused = true)]
+async fn a_reconcile_past_its_timeout_is_cancelled_counted_and_evented() {
+    let (mut ctx, mut server) = testing::context();
+    ctx.reconcile_timeout = Some(Duration::from_secs(2));
+    let metrics = ctx.metrics.clone();
+    let driver = Driver::new(Stuck, ctx);
+    let widget = test_kinds::widget();
+    let started = ::tokio::time::Instant::now();
+
+    let result = server
+        .run(driver.reconcile(Arc::new(widget.clone())), async |server| {
+            let event = server
+                .expect_event(&widget, "Warning", "ReconcileTimeout")
+                .await;
+            assert_eq!(
+                event["note"],
+                "reconcile did not finish within 2s: cancelled, to be retried"
+            );
+        })
+        .await;
+
+    assert_eq!(started.elapsed(), Duration::from_secs(2));
+    let error = result.expect_err("a reconcile past its timeout fails");
+    assert_eq!(error.reason(), "timeout");
+    // Retried like any failure: with backoff.
+    assert_eq!(
+        driver.error_policy(&widget, &error),
+        Action::requeue(BACKOFF_INITIAL)
+    );
+    let exposition = metrics.encode().expect("metrics encode");
+    for counted in [
+        r#"_reconcile_timeouts_total{controller="widget.example"} 1"#,
+        r#"_reconcile_failures_total{controller="widget.example",reason="timeout"} 1"#,
+    ] {
+        assert!(exposition.contains(counted), "{counted} in {exposition}");
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_controller_retries_a_reconcile_its_timeout_cancelled() {
+    let (mut ctx, mut server) = testing::context();
+    ctx.reconcile_timeout = Some(Duration::from_secs(2));
+    let running = ::tokio::spawn(controller(ctx, Stuck).run());
+    let widget = test_kinds::widget();
+    let events = testing::events_path(Some(testing::NAMESPACE));
+
+    // The CRD check and the list are answered, the watch held; each cancelled reconcile
+    // publishes an event (the second one patches the first, as a series).
+    let mut evented = Vec::new();
+    let mut held = Vec::new();
+    while evented.len() < 2 {
+        let request = server.next().await;
+        if request.method == Method::GET && !request.has_query("watch", "true") {
+            request.reply(StatusCode::OK, &list_of(std::slice::from_ref(&widget)));
+        } else if request.path.starts_with(&events) {
+            evented.push(::tokio::time::Instant::now());
+            let body = request.body.clone();
+            request.reply(StatusCode::OK, &body);
+        } else {
+            held.push(request);
+        }
+    }
+    running.abort();
+
+    // Cancelled after 2 s, retried 5 s later (the first backoff), cancelled again.
+    let between = evented[1] - evented[0];
+    assert_eq!(between, BACKOFF_INITIAL + Duration::from_secs(2));
+}
+
+#[tokio::test]
+async fn a_warm_standby_fills_its_cache_and_reconciles_once_it_leads() {
+    let (mut ctx, mut server) = testing::context();
+    ctx.leadership = Leadership::standby();
+    let leadership = ctx.leadership.clone();
+    let metrics = ctx.metrics.clone();
+    let widgets = [named("a"), named("b"), named("c")];
+    let running = ::tokio::spawn(controller(ctx, CollectedWidgets).run());
+
+    // The standby lists and watches, and writes nothing.
+    let mut held = Vec::new();
+    let wait = Duration::from_millis(500);
+    while let Ok(request) = ::tokio::time::timeout(wait, server.next()).await {
+        if request.method != Method::GET {
+            panic!(
+                "a standby writes nothing, but sent {} {}",
+                request.method, request.path
+            );
+        }
+        if request.has_query("watch", "true") {
+            held.push(request);
+        } else {
+            request.reply(StatusCode::OK, &list_of(&widgets));
+        }
+    }
+    let exposition = metrics.encode().expect("metrics encode");
+    assert!(
+        exposition.contains(r#"_objects{controller="widget.example"} 3"#),
+        "the cache is filled before leading: {exposition}"
+    );
+
+    // Elected: it reconciles what its cache holds, without listing again.
+    leadership.lead();
+    let mut applied = Vec::new();
+    while applied.len() < 3 {
+        let request = server.next().await;
+        assert!(request.path.ends_with("/status"), "{}", request.path);
+        applied.push(request.path.clone());
+        let name = request
+            .path
+            .split('/')
+            .rev()
+            .nth(1)
+            .unwrap_or_default()
+            .to_owned();
+        request.reply(StatusCode::OK, &named(&name));
+    }
+    running.abort();
+    applied.sort();
+    assert_eq!(
+        applied[0],
+        format!("{}/status", testing::path_of(&widgets[0]))
+    );
+}
+
+#[tokio::test]
+async fn a_change_made_after_the_list_overtakes_the_backlog() {
+    let (mut ctx, mut server) = testing::context();
+    ctx.concurrency = 1;
+    let running = ::tokio::spawn(controller(ctx, CollectedWidgets).run());
+    let backlog = [named("a"), named("b"), named("c")];
+
+    // The list; one object takes the only turn, its status apply held; the others wait.
+    let mut watch = None;
+    let mut applying = None;
+    while watch.is_none() || applying.is_none() {
+        let request = server.next().await;
+        if request.method == Method::GET && request.has_query("watch", "true") {
+            watch = Some(request);
+        } else if request.method == Method::GET {
+            request.reply(StatusCode::OK, &list_of(&backlog));
+        } else {
+            applying = Some(request);
+        }
+    }
+
+    // A user creates `d`: its watch event comes after the list.
+    let mut added = named("d");
+    added.metadata.resource_version = Some("2".to_owned());
+    let event = json!({ "type": "ADDED", "object": added });
+    watch
+        .unwrap()
+        .reply_raw(StatusCode::OK, format!("{event}\n"));
+    ::tokio::time::sleep(Duration::from_millis(200)).await;
+
+    let mut order = Vec::new();
+    let mut next = applying;
+    while order.len() < 4 {
+        let request = match next.take() {
+            Some(request) => request,
+            None => server.next().await,
+        };
+        if request.method == Method::GET {
+            // The watch again, after the one answered ended.
+            continue;
+        }
+        let name = request
+            .path
+            .split('/')
+            .rev()
+            .nth(1)
+            .unwrap_or_default()
+            .to_owned();
+        request.reply(StatusCode::OK, &named(&name));
+        order.push(name);
+    }
+    running.abort();
+    // The first of the backlog (kube's scheduler picks which), then the change, then the rest.
+    assert_eq!(order[1], "d", "{order:?}");
+    order.remove(1);
+    order.sort();
+    assert_eq!(order, ["a", "b", "c"]);
 }
 
 #[test]

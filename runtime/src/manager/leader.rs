@@ -281,18 +281,73 @@ impl LeaderElector {
             Ok(())
         };
 
-        // A standby releases too: a campaign cut short by shutdown may just have taken the
-        // lease. Releasing a lease that another replica holds leaves it untouched.
-        match manager.release().await {
-            Ok(()) if led => {
-                info!(lease = %config.lease_name, "released the leader-election lease")
-            }
-            Ok(()) => {}
-            Err(err) => {
-                warn!(error = %err, "cannot release the leader-election lease; it expires on its own")
-            }
-        }
+        release(&manager, &config, led).await;
         result
+    }
+
+    /// Like [`LeaderElector::run`] for a warm standby: `controllers` runs from the start,
+    /// while this replica waits for the lease, and `promote` is called once it leads (the
+    /// controllers then reconcile). Returns what `controllers` returns: before leading too,
+    /// when they fail or the shutdown stops them.
+    pub async fn run_warm<Fut>(
+        self,
+        shutdown: CancellationToken,
+        controllers: Fut,
+        promote: impl FnOnce(),
+    ) -> ::anyhow::Result<()>
+    where
+        Fut: Future<Output = ::anyhow::Result<()>>,
+    {
+        let Self {
+            manager,
+            renewals,
+            config,
+        } = self;
+        info!(
+            lease = %config.lease_name,
+            namespace = %config.namespace,
+            identity = %config.identity,
+            "waiting to become the leader, watching as a warm standby"
+        );
+        let mut controllers = ::std::pin::pin!(controllers);
+        let led = ::tokio::select! {
+            led = campaign(&manager, &shutdown) => led,
+            result = &mut controllers => {
+                release(&manager, &config, false).await;
+                return result;
+            }
+        };
+        let result = if led {
+            info!(identity = %config.identity, "became the leader: reconciling");
+            promote();
+            ::tokio::select! {
+                result = &mut controllers => result,
+                lost = hold(&manager, &renewals) => {
+                    shutdown.cancel();
+                    return Err(lost);
+                }
+            }
+        } else {
+            // The shutdown came first; the controllers stop on it too.
+            controllers.await
+        };
+        release(&manager, &config, led).await;
+        result
+    }
+}
+
+/// Releases the lease on the way out. A standby releases too: a campaign cut short by shutdown
+/// may just have taken the lease. Releasing a lease that another replica holds leaves it
+/// untouched.
+async fn release(manager: &LeaseManager, config: &LeaderElectionConfig, led: bool) {
+    match manager.release().await {
+        Ok(()) if led => {
+            info!(lease = %config.lease_name, "released the leader-election lease")
+        }
+        Ok(()) => {}
+        Err(err) => {
+            warn!(error = %err, "cannot release the leader-election lease; it expires on its own")
+        }
     }
 }
 

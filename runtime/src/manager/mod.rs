@@ -3,6 +3,8 @@
 //! webhooks, the controllers, and a graceful shutdown.
 //!
 //! ```no_run
+//! use std::time::Duration;
+//!
 //! use opgen_runtime::manager::{Controllers, LogFormat, Manager, Options};
 //! use opgen_runtime::Context;
 //!
@@ -23,6 +25,8 @@
 //!     };
 //!     Manager::new(env!("CARGO_PKG_NAME"), options)
 //!         .version(env!("CARGO_PKG_VERSION"))
+//!         .warm_standby(true)
+//!         .reconcile_timeout(Duration::from_secs(60))
 //!         .run(controllers)
 //!         .await
 //! }
@@ -49,8 +53,12 @@ pub use self::controllers::Controllers;
 use self::leader::{LeaderElectionConfig, LeaderElector, LeaseClient};
 use self::metrics_auth::MetricsAuth;
 use self::servers::Readiness;
-pub use self::settings::{DEFAULT_CONCURRENCY, LeaderElection, LogFormat, MetricsServing, Options};
+pub use self::settings::{
+    DEFAULT_CONCURRENCY, DEFAULT_RECONCILE_TIMEOUT, LeaderElection, LogFormat, MetricsServing,
+    Options, parse_duration,
+};
 use crate::client::Context;
+use crate::client::context::Leadership;
 use crate::identity::set_field_manager;
 use crate::webhook::certificates::Certificates;
 use crate::webhook::{certs, server as webhook_server};
@@ -72,6 +80,8 @@ pub struct Manager {
     metrics: MetricsServing,
     concurrency: u16,
     version: String,
+    warm_standby: bool,
+    reconcile_timeout: Option<Duration>,
 }
 
 impl Manager {
@@ -85,7 +95,34 @@ impl Manager {
             metrics: MetricsServing::plain(),
             concurrency: DEFAULT_CONCURRENCY,
             version: String::from("unknown"),
+            warm_standby: true,
+            reconcile_timeout: Some(DEFAULT_RECONCILE_TIMEOUT),
         }
+    }
+
+    /// With leader election, whether a replica that does not lead yet runs its controllers'
+    /// watches and fills their caches while it waits (controller-runtime's `EnableWarmup`),
+    /// reconciling nothing until it leads; then it starts reconciling without listing
+    /// everything first, the changes made meanwhile ahead of the rest. On unless this is
+    /// called with `false` (`--warm-standby=false`): a standby then only waits, with no watch
+    /// and no cache until it leads. Without leader election it changes nothing.
+    ///
+    /// A warm standby whose controllers fail (a CRD not installed) exits, as a leader would,
+    /// instead of waiting for the Lease. A standby is ready (/readyz) either way, as before: a
+    /// rolling update waits for the new Pod to be ready before it stops the old leader.
+    pub fn warm_standby(mut self, enabled: bool) -> Self {
+        self.warm_standby = enabled;
+        self
+    }
+
+    /// Cancels a reconcile that runs longer than `limit` (controller-runtime's
+    /// `ReconciliationTimeout`) and retries it with the usual backoff; each one is counted in
+    /// `<prefix>_reconcile_timeouts_total` and told in a `Warning` event `ReconcileTimeout` on
+    /// the object. Without this call [`DEFAULT_RECONCILE_TIMEOUT`]; `Duration::ZERO` sets no
+    /// limit.
+    pub fn reconcile_timeout(mut self, limit: Duration) -> Self {
+        self.reconcile_timeout = (!limit.is_zero()).then_some(limit);
+        self
     }
 
     /// Reports `version` (the project's, `env!("CARGO_PKG_VERSION")`) in the `build_info`
@@ -153,6 +190,8 @@ impl Manager {
             metrics,
             concurrency,
             version,
+            warm_standby,
+            reconcile_timeout,
         } = self;
         set_field_manager(&name)?;
         let serving = Serving {
@@ -160,6 +199,8 @@ impl Manager {
             metrics,
             concurrency,
             version,
+            warm_standby,
+            reconcile_timeout,
         };
         manage(options, serving, controllers).await
     }
@@ -171,6 +212,8 @@ struct Serving {
     metrics: MetricsServing,
     concurrency: u16,
     version: String,
+    warm_standby: bool,
+    reconcile_timeout: Option<Duration>,
 }
 
 async fn manage<F, Fut>(options: Options, serving: Serving, controllers: F) -> ::anyhow::Result<()>
@@ -183,6 +226,8 @@ where
         metrics: metrics_serving,
         concurrency,
         version,
+        warm_standby,
+        reconcile_timeout,
     } = serving;
     // Flag mistakes need no cluster to report.
     let election = options
@@ -201,6 +246,7 @@ where
 
     let mut ctx = Context::new(client, options.watch_namespace);
     ctx.concurrency = concurrency;
+    ctx.reconcile_timeout = reconcile_timeout;
     let shutdown = ctx.shutdown.clone();
     let kubernetes_version = check_api_server(&ctx.client, &kube_config).await?;
     ctx.metrics.set_build_info(&version, &kubernetes_version);
@@ -240,18 +286,12 @@ where
     shutdown::stop_on_signal(shutdown.clone())?;
 
     let metrics = ctx.metrics.clone();
-    // Called once this replica leads (at once without leader election).
-    let run_controllers = || {
-        ctx.metrics.set_leader(true);
-        match &ctx.watch_namespace {
-            Some(namespace) => info!(%namespace, "starting controllers"),
-            None => info!("starting controllers for all namespaces"),
-        }
-        controllers(ctx)
-    };
     let result = match elector {
-        Some(elector) => elector.run(shutdown.clone(), run_controllers).await,
-        None => run_controllers().await,
+        Some(elector) => run_elected(elector, ctx, warm_standby, controllers).await,
+        None => {
+            ctx.metrics.set_leader(true);
+            start_controllers(ctx, controllers).await
+        }
     };
     metrics.set_leader(false);
 
@@ -262,6 +302,51 @@ where
         None => Ok(()),
     };
     result.and(served).and(webhooks_served)
+}
+
+/// Runs the controllers with `elector`'s leader election: once this replica leads, or with
+/// `warm` (a warm standby) at once, their reconciles held until it leads.
+async fn run_elected<F, Fut>(
+    elector: LeaderElector,
+    mut ctx: Context,
+    warm: bool,
+    controllers: F,
+) -> ::anyhow::Result<()>
+where
+    F: FnOnce(Context) -> Fut,
+    Fut: Future<Output = ::anyhow::Result<()>>,
+{
+    let shutdown = ctx.shutdown.clone();
+    let metrics = ctx.metrics.clone();
+    if !warm {
+        return elector
+            .run(shutdown, || {
+                metrics.set_leader(true);
+                start_controllers(ctx, controllers)
+            })
+            .await;
+    }
+    ctx.leadership = Leadership::standby();
+    let leadership = ctx.leadership.clone();
+    let promote = move || {
+        leadership.lead();
+        metrics.set_leader(true);
+    };
+    elector
+        .run_warm(shutdown, start_controllers(ctx, controllers), promote)
+        .await
+}
+
+/// Says which namespaces the controllers watch, and starts them.
+fn start_controllers<F, Fut>(ctx: Context, controllers: F) -> Fut
+where
+    F: FnOnce(Context) -> Fut,
+{
+    match &ctx.watch_namespace {
+        Some(namespace) => info!(%namespace, "starting controllers"),
+        None => info!("starting controllers for all namespaces"),
+    }
+    controllers(ctx)
 }
 
 /// Starts the webhook server, with the certificate `WEBHOOK_CERT_DIR` or `WEBHOOK_CERT_SECRET`

@@ -7,14 +7,16 @@ use ::std::sync::Arc;
 
 use ::anyhow::Context as _;
 
-pub use crate::client::context::DEFAULT_CONCURRENCY;
+pub use crate::client::context::{DEFAULT_CONCURRENCY, DEFAULT_RECONCILE_TIMEOUT};
 use crate::webhook::certificates::Certificates;
 
 /// How the manager runs: what `main` hands over from the command-line flags. Two more settings
 /// are builder methods of [`Manager`](super::Manager), so that projects of earlier releases,
 /// which build this as a struct literal, keep compiling:
-/// [`metrics`](super::Manager::metrics) and
-/// [`max_concurrent_reconciles`](super::Manager::max_concurrent_reconciles).
+/// [`metrics`](super::Manager::metrics),
+/// [`max_concurrent_reconciles`](super::Manager::max_concurrent_reconciles),
+/// [`warm_standby`](super::Manager::warm_standby) and
+/// [`reconcile_timeout`](super::Manager::reconcile_timeout).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Options {
     /// Where /metrics listens.
@@ -102,4 +104,45 @@ fn metrics_names() -> Vec<String> {
         names.push(pod);
     }
     names
+}
+
+/// Reads a duration as Go (and so controller-runtime's flags) writes one: numbers each with a
+/// unit, `h`, `m`, `s` or `ms`, such as `90s`, `1m30s` or `500ms`; `0` alone is no time at
+/// all. For a project's duration flags (`--reconcile-timeout`), as clap's `value_parser`.
+pub fn parse_duration(text: &str) -> Result<::std::time::Duration, String> {
+    use ::std::time::Duration;
+    let text = text.trim();
+    if text == "0" {
+        return Ok(Duration::ZERO);
+    }
+    let invalid = || format!("`{text}` is not a duration such as 60s, 1m30s or 500ms");
+    let mut rest = text;
+    let mut total = Duration::ZERO;
+    while !rest.is_empty() {
+        let digits = rest
+            .find(|c: char| !c.is_ascii_digit())
+            .ok_or_else(invalid)?;
+        let number: u64 = rest[..digits].parse().map_err(|_| invalid())?;
+        rest = &rest[digits..];
+        let unit_len = rest
+            .find(|c: char| c.is_ascii_digit())
+            .unwrap_or(rest.len());
+        let unit = match &rest[..unit_len] {
+            "h" => Duration::from_secs(3600),
+            "m" => Duration::from_secs(60),
+            "s" => Duration::from_secs(1),
+            "ms" => Duration::from_millis(1),
+            _ => return Err(invalid()),
+        };
+        rest = &rest[unit_len..];
+        let part = u32::try_from(number)
+            .ok()
+            .and_then(|number| unit.checked_mul(number))
+            .ok_or_else(invalid)?;
+        total = total.checked_add(part).ok_or_else(invalid)?;
+    }
+    if text.is_empty() {
+        return Err(invalid());
+    }
+    Ok(total)
 }

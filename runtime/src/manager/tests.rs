@@ -38,3 +38,39 @@ fn error_chain_keeps_distinct_causes() {
         "start-up failed: cannot reach the API server: connection refused"
     );
 }
+
+#[test]
+fn durations_are_read_as_go_writes_them() {
+    let secs = Duration::from_secs;
+    assert_eq!(parse_duration("60s"), Ok(secs(60)));
+    assert_eq!(parse_duration("1m30s"), Ok(secs(90)));
+    assert_eq!(parse_duration("2h"), Ok(secs(7200)));
+    assert_eq!(parse_duration("500ms"), Ok(Duration::from_millis(500)));
+    assert_eq!(parse_duration("0"), Ok(Duration::ZERO));
+    assert_eq!(parse_duration("0s"), Ok(Duration::ZERO));
+    for invalid in ["", "60", "s", "1.5s", "1d", "-1s", "1m 30s"] {
+        let err = parse_duration(invalid).unwrap_err();
+        assert!(err.contains("60s, 1m30s or 500ms"), "{invalid}: {err}");
+    }
+}
+
+#[test]
+fn the_reconcile_timeout_and_warm_standby_are_builder_settings() {
+    let options = Options {
+        metrics_bind_address: "127.0.0.1:0".parse().unwrap(),
+        health_probe_bind_address: "127.0.0.1:0".parse().unwrap(),
+        leader_election: None,
+        watch_namespace: None,
+        log_format: LogFormat::Text,
+    };
+    let manager = Manager::new("test", options.clone());
+    assert!(manager.warm_standby);
+    assert_eq!(manager.reconcile_timeout, Some(DEFAULT_RECONCILE_TIMEOUT));
+    let manager = Manager::new("test", options)
+        .warm_standby(false)
+        .reconcile_timeout(Duration::ZERO);
+    assert!(!manager.warm_standby);
+    assert_eq!(manager.reconcile_timeout, None, "zero sets no limit");
+}
+
+mod on_control_plane;

@@ -67,6 +67,7 @@ pub struct Metrics {
     registry: Registry,
     reconciliations: Family<ControllerLabels, Counter>,
     failures: Family<FailureLabels, Counter>,
+    timeouts: Family<ControllerLabels, Counter>,
     duration: DurationFamily,
     objects: Family<ControllerLabels, Gauge>,
     objects_not_ready: Family<ControllerLabels, Gauge>,
@@ -110,6 +111,13 @@ impl Metrics {
             failures.clone(),
         );
 
+        let timeouts = Family::<ControllerLabels, Counter>::default();
+        registry.register(
+            "reconcile_timeouts",
+            "Reconciliations cancelled because they ran longer than the reconcile timeout",
+            timeouts.clone(),
+        );
+
         // 5 ms to ~10 s: a reconcile is a handful of API calls; slower ones are outliers anyway.
         let duration: DurationFamily =
             Family::new_with_constructor(|| Histogram::new(exponential_buckets(0.005, 2.0, 12)));
@@ -147,7 +155,7 @@ impl Metrics {
         let leader = Gauge::default();
         registry.register(
             "leader",
-            "Whether this replica runs the controllers (1): it holds the leader-election Lease, or runs without leader election",
+            "Whether this replica reconciles (1): it holds the leader-election Lease, or runs without leader election; 0 on a standby, warm or not",
             leader.clone(),
         );
         let build_info = Family::<BuildLabels, Gauge>::default();
@@ -161,6 +169,7 @@ impl Metrics {
             registry,
             reconciliations,
             failures,
+            timeouts,
             duration,
             objects,
             objects_not_ready,
@@ -208,6 +217,15 @@ impl Metrics {
             reason: reason.to_owned(),
         };
         self.failures.get_or_create(&labels).inc();
+    }
+
+    /// Counts a reconcile of `controller` cancelled because it ran longer than the reconcile
+    /// timeout (it also counts as a failure, reason `timeout`).
+    pub fn reconcile_timeout(&self, controller: &str) {
+        let labels = ControllerLabels {
+            controller: controller.to_owned(),
+        };
+        self.timeouts.get_or_create(&labels).inc();
     }
 
     /// Counts, at each scrape, the objects in `store` (what `controller` watches) and those

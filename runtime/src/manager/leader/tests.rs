@@ -349,3 +349,64 @@ async fn renewals_failing_past_the_deadline_stop_the_leader() {
         "led {held:?} without a renewal"
     );
 }
+
+#[::tokio::test]
+async fn a_warm_standby_runs_its_controllers_before_it_leads() {
+    // pod-1 leads, on a lease that expires within a second: it will not renew it. (Real time:
+    // the elector reads the lease's expiry against the clock of the system.)
+    let lease = FakeLease::held_by("pod-1");
+    lease.stored.lock().unwrap().as_mut().unwrap()["spec"]["leaseDurationSeconds"] = json!(1);
+    let elector = LeaderElector::new(lease.client(), config("pod-0"))
+        .await
+        .unwrap();
+    let shutdown = CancellationToken::new();
+    let promoted = Arc::new(Mutex::new(None));
+    let (started, controllers_started) = ::tokio::sync::oneshot::channel();
+    let stop = shutdown.clone();
+    let controllers = async move {
+        let _ = started.send(());
+        stop.cancelled().await;
+        Ok(())
+    };
+    let fake = lease.clone();
+    let leading = Arc::clone(&promoted);
+    let promote = move || *leading.lock().unwrap() = fake.holder();
+    let running = ::tokio::spawn(elector.run_warm(shutdown.clone(), controllers, promote));
+
+    controllers_started
+        .await
+        .expect("the controllers start at once");
+    assert_eq!(lease.holder().as_deref(), Some("pod-1"), "still a standby");
+    assert_eq!(*promoted.lock().unwrap(), None);
+    timeout(Duration::from_secs(20), async {
+        while promoted.lock().unwrap().is_none() {
+            ::tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    })
+    .await
+    .expect("the standby is promoted");
+    assert_eq!(promoted.lock().unwrap().as_deref(), Some("pod-0"));
+
+    shutdown.cancel();
+    running.await.unwrap().unwrap();
+    assert_eq!(lease.holder(), None, "the lease is released on the way out");
+}
+
+#[::tokio::test]
+async fn a_warm_standby_whose_controllers_fail_stops_without_leading() {
+    let lease = FakeLease::held_by("pod-1");
+    let elector = LeaderElector::new(lease.client(), config("pod-0"))
+        .await
+        .unwrap();
+    let failing = async { Err(anyhow!("CRD widgets.example.com is not installed")) };
+    let result = timeout(
+        Duration::from_secs(30),
+        elector.run_warm(CancellationToken::new(), failing, || {
+            panic!("a failed standby must not lead")
+        }),
+    )
+    .await
+    .expect("the standby stops at once");
+    assert!(result.unwrap_err().to_string().contains("not installed"));
+    assert_eq!(lease.holder().as_deref(), Some("pod-1"));
+}

@@ -1,0 +1,155 @@
+use ::std::time::Duration;
+
+use ::futures::FutureExt as _;
+use ::k8s_openapi::api::core::v1::ConfigMap;
+
+use super::*;
+
+fn object(name: &str) -> ObjectRef<ConfigMap> {
+    ObjectRef::new(name).within("team-a")
+}
+
+/// Starts a reconcile of `name` that waits for its turn, and reports its name once it has it.
+fn start(
+    queue: &Queue<ConfigMap>,
+    name: &'static str,
+    started: &::tokio::sync::mpsc::UnboundedSender<&'static str>,
+) -> ::tokio::task::JoinHandle<Turn<ConfigMap>> {
+    let queue = queue.clone();
+    let started = started.clone();
+    ::tokio::spawn(async move {
+        let turn = queue.turn(&object(name)).await;
+        started.send(name).unwrap();
+        turn
+    })
+}
+
+/// Lets the spawned reconciles reach the queue.
+async fn settle() {
+    ::tokio::time::sleep(Duration::from_millis(10)).await;
+}
+
+#[::tokio::test]
+async fn a_change_overtakes_the_backlog() {
+    let queue = Queue::open_with(1);
+    let (started, mut order) = ::tokio::sync::mpsc::unbounded_channel();
+    // The initial list: three objects, one turn. `a` takes it, the others wait.
+    let first = start(&queue, "a", &started);
+    settle().await;
+    let waiting: Vec<_> = ["b", "c"]
+        .into_iter()
+        .map(|name| start(&queue, name, &started))
+        .collect();
+    settle().await;
+    assert_eq!(queue.waiting(Line::Backlog), 2);
+
+    // A user edits `d`: its watch event comes after the list, so it goes first.
+    queue.changed(object("d"));
+    let changed = start(&queue, "d", &started);
+    settle().await;
+    assert_eq!(queue.waiting(Line::Changed), 1);
+
+    drop(first.await.unwrap());
+    let mut turns = vec![changed];
+    turns.extend(waiting);
+    for turn in turns {
+        drop(turn.await.unwrap());
+    }
+    let mut seen = Vec::new();
+    while let Some(name) = order.recv().now_or_never().flatten() {
+        seen.push(name);
+    }
+    assert_eq!(seen, ["a", "d", "b", "c"]);
+}
+
+#[::tokio::test]
+async fn an_object_changed_while_it_waits_moves_ahead() {
+    let queue = Queue::open_with(1);
+    let (started, mut order) = ::tokio::sync::mpsc::unbounded_channel();
+    let first = start(&queue, "a", &started);
+    settle().await;
+    let b = start(&queue, "b", &started);
+    settle().await;
+    let c = start(&queue, "c", &started);
+    settle().await;
+
+    queue.changed(object("c"));
+    assert_eq!(queue.waiting(Line::Changed), 1);
+    assert_eq!(queue.waiting(Line::Backlog), 1);
+
+    drop(first.await.unwrap());
+    drop(c.await.unwrap());
+    drop(b.await.unwrap());
+    let seen: Vec<_> = [order.recv().await, order.recv().await, order.recv().await]
+        .into_iter()
+        .flatten()
+        .collect();
+    assert_eq!(seen, ["a", "c", "b"]);
+    // The change was read by the reconcile that waited: the next one is backlog again.
+    let next = queue.turn(&object("c")).await;
+    drop(next);
+    assert_eq!(queue.waiting(Line::Changed), 0);
+}
+
+#[::tokio::test]
+async fn turns_are_limited_and_come_back_from_abandoned_reconciles() {
+    let queue = Queue::open_with(2);
+    let a = queue.turn(&object("a")).await;
+    let _b = queue.turn(&object("b")).await;
+    // No third turn while two are held.
+    assert!(queue.turn(&object("c")).now_or_never().is_none());
+    // A reconcile dropped while it waits (at a shutdown) takes no turn away.
+    let d = object("d");
+    let mut abandoned = Box::pin(queue.turn(&d));
+    assert!((&mut abandoned).now_or_never().is_none());
+    drop(abandoned);
+    drop(a);
+    let c = ::tokio::time::timeout(Duration::from_secs(1), queue.turn(&object("c")))
+        .await
+        .expect("the freed turn is handed out");
+    drop(c);
+}
+
+#[::tokio::test]
+async fn a_deleted_object_loses_its_change() {
+    let queue = Queue::open_with(1);
+    queue.changed(object("a"));
+    queue.deleted(&object("a"));
+    let held = queue.turn(&object("x")).await;
+    let (started, _order) = ::tokio::sync::mpsc::unbounded_channel();
+    let waiting = start(&queue, "a", &started);
+    settle().await;
+    assert_eq!(queue.waiting(Line::Backlog), 1);
+    drop(held);
+    drop(waiting.await.unwrap());
+}
+
+#[::tokio::test]
+async fn no_turn_before_the_line_opens_and_then_changes_first() {
+    let queue = Queue::new(1);
+    let (started, mut order) = ::tokio::sync::mpsc::unbounded_channel();
+    // A standby's reconciles: the backlog, then a change.
+    let backlog = start(&queue, "a", &started);
+    settle().await;
+    queue.changed(object("b"));
+    let changed = start(&queue, "b", &started);
+    settle().await;
+    assert_eq!(queue.waiting(Line::Backlog), 1);
+    assert_eq!(queue.waiting(Line::Changed), 1);
+
+    // Elected: the change first.
+    queue.open();
+    drop(changed.await.unwrap());
+    drop(backlog.await.unwrap());
+    assert_eq!(order.recv().await, Some("b"));
+    assert_eq!(order.recv().await, Some("a"));
+}
+
+impl Queue<ConfigMap> {
+    /// An open queue: a leader's.
+    fn open_with(concurrency: usize) -> Self {
+        let queue = Self::new(concurrency);
+        queue.open();
+        queue
+    }
+}

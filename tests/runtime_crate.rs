@@ -93,6 +93,58 @@ fn the_runtime_crate_passes_its_own_tests() {
     cargo(&["test", "--locked", "-p", "opgen-runtime", "--all-features"]);
 }
 
+/// The crate's tests that need a real etcd and kube-apiserver, which its plain `cargo test`
+/// ignores: the manager's leader handover with and without warm standby, and a reconcile
+/// cancelled at its timeout and retried. They print what they measure.
+#[test]
+fn the_runtime_manager_hands_over_and_times_out_on_a_control_plane() {
+    let assets = control_plane_assets();
+    let output = cargo_with(
+        &[
+            "test",
+            "--locked",
+            "-p",
+            "opgen-runtime",
+            "--all-features",
+            "--lib",
+            "on_control_plane",
+            "--",
+            "--ignored",
+            "--nocapture",
+            "--test-threads=1",
+        ],
+        &[("KUBEBUILDER_ASSETS", assets.as_os_str())],
+    );
+    succeeded("the runtime's control-plane tests", &output);
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    );
+    // Both ran against the control plane, rather than skipping for want of one.
+    assert!(text.contains("test result: ok. 2 passed"), "{text}");
+    assert!(!text.contains("skipped"), "{text}");
+    for line in text.lines().filter(|line| line.contains("->")) {
+        eprintln!("[runtime on a control plane] {line}");
+    }
+}
+
+/// The control plane of the release opgen's tests run on by default: `KUBEBUILDER_ASSETS`
+/// (`.ci/run` sets it), else what `scripts/control-plane.sh` builds once and then finds.
+fn control_plane_assets() -> PathBuf {
+    if let Some(dir) = std::env::var_os("KUBEBUILDER_ASSETS").filter(|dir| !dir.is_empty()) {
+        return PathBuf::from(dir);
+    }
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/control-plane.sh");
+    let output = Command::new("bash")
+        .arg(&script)
+        .stderr(std::process::Stdio::inherit())
+        .output()
+        .expect("bash runs");
+    succeeded("scripts/control-plane.sh", &output);
+    PathBuf::from(String::from_utf8(output.stdout).unwrap().trim())
+}
+
 /// Where the semver check keeps its copies of the crate and their rustdoc JSON.
 fn semver_dir() -> PathBuf {
     target_dir().join("semver")

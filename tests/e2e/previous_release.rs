@@ -203,7 +203,8 @@ pub fn update_from_the_previous_release() {
 
 /// A project of opgen 0.2.0, with every kind of controller that release scaffolds, its webhooks
 /// and its `main.rs` and `cli.rs`, updated: the user's files keep compiling through the
-/// `runtime` module of the generated `src/lib.rs`, which goes once they name `opgen_runtime`.
+/// `runtime` module of the generated `src/lib.rs`, which goes once they name `opgen_runtime`;
+/// then moved from Kubernetes 1.33, the release 0.2.0 chose, to 1.35.
 pub fn update_from_0_2_0() {
     let binaries = tempfile::tempdir().unwrap();
     let Some(opgen_0_2_0) = opgen_of(releases::V0_2_0, binaries.path()) else {
@@ -241,6 +242,21 @@ pub fn update_from_0_2_0() {
     );
     let main = project.read("src/main.rs");
     assert!(main.contains("runtime::manager"), "{main}");
+
+    // 0.2.0 started projects on Kubernetes 1.33, past its end of life now: the project moves
+    // to 1.35, and what follows builds, tests and lints against that release's types.
+    assert!(
+        project
+            .read("PROJECT")
+            .contains("kubernetesVersion: \"1.33\"")
+    );
+    let moved = run(root, "opgen update --kubernetes-version 1.35", true);
+    let stderr = String::from_utf8_lossy(&moved.stderr);
+    assert!(
+        stderr.contains("the project now builds against Kubernetes 1.35"),
+        "{stderr}"
+    );
+    assert!(project.read("Cargo.toml").contains("\"v1_35\""));
 
     run(root, "opgen generate manifests", true);
     build_test_lint(root);

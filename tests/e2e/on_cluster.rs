@@ -272,7 +272,12 @@ pub fn run(setup: &Setup) {
         .collect();
     assert_eq!(before, after, "stopping the operator changed its workloads");
 
-    // Kubernetes' garbage collector deletes what an operand owned.
+    // Kubernetes' garbage collector deletes what an operand owned. No manager serves the
+    // webhooks now, and a validating webhook is called for deletes too (an operand kind may
+    // have one): their configurations go first, and `make deploy` below puts them back.
+    if setup.webhooks {
+        webhooks::remove(kubectl, setup);
+    }
     for sample in &operands {
         delete_operand(kubectl, &namespace, Crd::of(&crds, sample), sample);
     }

@@ -161,13 +161,6 @@ impl<K: Resource<DynamicType = ()>> Queue<K> {
         // The sender is dropped without sending only with the queue, which this holds.
         receiver.await.expect("the queue outlives its waiters")
     }
-
-    /// How many reconciles wait in `line`.
-    #[cfg(test)]
-    pub(crate) fn waiting(&self, line: Line) -> usize {
-        let state = lock(&self.state);
-        state.waiting.keys().filter(|(l, _)| *l == line).count()
-    }
 }
 
 impl<K: Resource<DynamicType = ()>> State<K> {

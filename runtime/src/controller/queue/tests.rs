@@ -5,6 +5,14 @@ use ::k8s_openapi::api::core::v1::ConfigMap;
 
 use super::*;
 
+impl<K: Resource<DynamicType = ()>> Queue<K> {
+    /// How many reconciles wait in `line`.
+    fn waiting(&self, line: Line) -> usize {
+        let state = lock(&self.state);
+        state.waiting.keys().filter(|(l, _)| *l == line).count()
+    }
+}
+
 fn object(name: &str) -> ObjectRef<ConfigMap> {
     ObjectRef::new(name).within("team-a")
 }

@@ -276,7 +276,7 @@ pub fn run(setup: &Setup) {
     // webhooks now, and a validating webhook is called for deletes too (an operand kind may
     // have one): their configurations go first, and `make deploy` below puts them back.
     if setup.webhooks {
-        webhooks::remove(kubectl, setup);
+        webhooks::remove_configurations(kubectl, setup);
     }
     for sample in &operands {
         delete_operand(kubectl, &namespace, Crd::of(&crds, sample), sample);

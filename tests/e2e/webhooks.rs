@@ -384,11 +384,17 @@ pub fn check(kubectl: &Kubectl, setup: &Setup) {
     }
 }
 
+/// Deletes the admission webhook configurations alone (the CRD's conversion stays, so that a
+/// later `make deploy` applies the CRD without a conflict).
+pub fn remove_configurations(kubectl: &Kubectl, setup: &Setup) {
+    let [mutating, validating] = configurations(setup.name);
+    kubectl.ok(&["delete", &mutating, &validating]);
+}
+
 /// Deletes the webhook configurations and converts the CRD without the webhook (its versions
 /// have the same fields): for what the test does once no manager serves the webhooks.
 pub fn remove(kubectl: &Kubectl, setup: &Setup) {
-    let [mutating, validating] = configurations(setup.name);
-    kubectl.ok(&["delete", &mutating, &validating]);
+    remove_configurations(kubectl, setup);
     kubectl.ok(&[
         "patch",
         "crd",

@@ -61,7 +61,7 @@ pub fn with_runtime_dependency(manifest: &str) -> anyhow::Result<String> {
 }
 
 /// Where a line is, or would go, in a table of the manifest.
-enum Found {
+pub(crate) enum Found {
     /// The index of the first line of the table that matches.
     Line(usize),
     /// No line matches: the index after the table's last line that is not blank.
@@ -69,7 +69,9 @@ enum Found {
     NoTable,
 }
 
-fn find_line(lines: &[String], table: &str, matches: impl Fn(&str) -> bool) -> Found {
+/// The first line of `table` in `lines` for which `matches` holds (given the line without its
+/// indentation), or where one would go.
+pub(crate) fn find_line(lines: &[String], table: &str, matches: impl Fn(&str) -> bool) -> Found {
     let Some(start) = lines.iter().position(|line| line.trim() == table) else {
         return Found::NoTable;
     };

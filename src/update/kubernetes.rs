@@ -15,6 +15,7 @@ use crate::{
     manifests::{markers::rbac, rbac::Rule},
     model::{BuiltInKind, KubernetesVersion, Origin},
     project::Project,
+    scaffold::runtime_dependency::{Found, find_line},
 };
 
 /// The CI workflow `init` scaffolds, which fetches the envtest binaries of the project's release.
@@ -114,32 +115,19 @@ impl Move {
     /// the one `"v1_NN"` of the `k8s-openapi` line of `[workspace.dependencies]`.
     pub fn cargo_manifest(self, manifest: &str) -> anyhow::Result<String> {
         let (from, to) = (self.from.feature(), self.to.feature());
-        let mut in_table = false;
-        let mut moved = None;
-        let lines: Vec<String> = manifest
-            .lines()
-            .enumerate()
-            .map(|(index, line)| {
-                let trimmed = line.trim();
-                if trimmed.starts_with('[') {
-                    in_table = trimmed == "[workspace.dependencies]";
-                } else if in_table
-                    && trimmed.starts_with("k8s-openapi")
-                    && line.contains(&format!("\"{from}\""))
-                {
-                    moved = Some(index);
-                    return line.replace(&format!("\"{from}\""), &format!("\"{to}\""));
-                }
-                line.to_owned()
-            })
-            .collect();
-        if moved.is_none() {
+        let (quoted_from, quoted_to) = (format!("\"{from}\""), format!("\"{to}\""));
+        let mut lines: Vec<String> = manifest.lines().map(str::to_owned).collect();
+        let found = find_line(&lines, "[workspace.dependencies]", |line| {
+            line.starts_with("k8s-openapi") && line.contains(&quoted_from)
+        });
+        let Found::Line(index) = found else {
             bail!(
                 "Cargo.toml's [workspace.dependencies] has no `k8s-openapi` line with the feature `{from}` of Kubernetes {}, which opgen would move to `{to}`\n\nSet k8s-openapi's features to [\"{to}\", \"schemars\"] by hand and `kubernetesVersion: \"{}\"` in PROJECT, or restore the line",
                 self.from,
                 self.to
             );
-        }
+        };
+        lines[index] = lines[index].replace(&quoted_from, &quoted_to);
         let mut text = lines.join("\n");
         if manifest.ends_with('\n') {
             text.push('\n');

@@ -97,8 +97,11 @@ mkdir -p "$work/module"
 } >"$work/module/go.mod"
 # The version promtool reports, as Prometheus' own build stamps it.
 flags="-s -w -X github.com/prometheus/common/version.Version=$RELEASE"
+# `remove_all_sd` leaves out the service discoveries (cloud providers' SDKs among them), which
+# only `promtool check service-discovery` uses: a fifth fewer packages to compile, and the
+# checks of rules and their unit tests are the same code.
 log "building promtool $RELEASE; a cold build takes several minutes"
-(cd "$work/module" && go build -mod=mod -trimpath -ldflags="$flags" -o "$work/promtool" "$MODULE/cmd/promtool") >&2 ||
+(cd "$work/module" && go build -mod=mod -trimpath -tags remove_all_sd -ldflags="$flags" -o "$work/promtool" "$MODULE/cmd/promtool") >&2 ||
     die "building promtool from $MODULE $MODULE_VERSION failed (output above)"
 
 # Moved in only once built, so an interrupted build never leaves a half-written binary.

@@ -56,3 +56,69 @@ async fn an_event_that_cannot_be_published_fails_nothing() {
         )
         .await;
 }
+
+#[tokio::test]
+async fn the_same_event_again_counts_on_the_first() {
+    let (ctx, mut server) = testing::context();
+    let widget = test_kinds::widget();
+    let twice = async {
+        ctx.events.normal(&widget, "Scaled", "Scale", "to 3").await;
+        ctx.events.normal(&widget, "Scaled", "Scale", "to 3").await;
+    };
+
+    server
+        .run(twice, async |server| {
+            let first = server.expect_event(&widget, "Normal", "Scaled").await;
+            let name = first["metadata"]["name"].as_str().unwrap().to_owned();
+            let path = format!("{}/{name}", testing::events_path(Some(testing::NAMESPACE)));
+            let again = server.expect(::http::Method::PATCH, &path).await;
+            assert_eq!(again.body["series"]["count"], 2, "{}", again.body);
+            assert!(again.body["series"]["lastObservedTime"].is_string());
+            let body = again.body.clone();
+            again.reply(StatusCode::OK, &body);
+        })
+        .await;
+}
+
+#[tokio::test]
+async fn an_event_with_another_note_is_an_event_of_its_own() {
+    let (ctx, mut server) = testing::context();
+    let widget = test_kinds::widget();
+    let two = async {
+        ctx.events.normal(&widget, "Scaled", "Scale", "to 3").await;
+        ctx.events.normal(&widget, "Scaled", "Scale", "to 1").await;
+    };
+
+    server
+        .run(two, async |server| {
+            let first = server.expect_event(&widget, "Normal", "Scaled").await;
+            assert_eq!(first["note"], "to 3");
+            let second = server.expect_event(&widget, "Normal", "Scaled").await;
+            assert_eq!(second["note"], "to 1");
+        })
+        .await;
+}
+
+#[tokio::test]
+async fn a_series_whose_event_expired_starts_a_new_event() {
+    let (ctx, mut server) = testing::context();
+    let widget = test_kinds::widget();
+    let twice = async {
+        ctx.events.warning(&widget, "Stuck", "Check", "help").await;
+        ctx.events.warning(&widget, "Stuck", "Check", "help").await;
+    };
+
+    server
+        .run(twice, async |server| {
+            let first = server.expect_event(&widget, "Warning", "Stuck").await;
+            let name = first["metadata"]["name"].as_str().unwrap().to_owned();
+            let path = format!("{}/{name}", testing::events_path(Some(testing::NAMESPACE)));
+            server
+                .expect(::http::Method::PATCH, &path)
+                .await
+                .fail(StatusCode::NOT_FOUND);
+            let again = server.expect_event(&widget, "Warning", "Stuck").await;
+            assert!(again["series"].is_null(), "a new event: {again}");
+        })
+        .await;
+}

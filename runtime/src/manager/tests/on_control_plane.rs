@@ -312,16 +312,23 @@ async fn on_control_plane_a_reconcile_past_its_timeout_is_cancelled_and_retried(
 
     // The Warning event on the object.
     let events: Api<Event> = Api::namespaced(client, NAMESPACE);
-    let found = events
-        .list(&ListParams::default())
+    let timeout_events = async || {
+        events
+            .list(&ListParams::default())
+            .await
+            .expect("events list")
+            .items
+            .into_iter()
+            .filter(|event| {
+                event.reason.as_deref() == Some("ReconcileTimeout")
+                    && event.regarding.as_ref().and_then(|r| r.name.as_deref()) == Some("slow")
+            })
+            .collect::<Vec<_>>()
+    };
+    let found = timeout_events()
         .await
-        .expect("events list")
-        .items
         .into_iter()
-        .find(|event| {
-            event.reason.as_deref() == Some("ReconcileTimeout")
-                && event.regarding.as_ref().and_then(|r| r.name.as_deref()) == Some("slow")
-        })
+        .next()
         .expect("a ReconcileTimeout event about the object");
     assert_eq!(found.type_.as_deref(), Some("Warning"));
 
@@ -340,6 +347,15 @@ async fn on_control_plane_a_reconcile_past_its_timeout_is_cancelled_and_retried(
     .await;
     shutdown.cancel();
     running.await.expect("joins").expect("stops cleanly");
+
+    // The second attempt's timeout, before the fix was reconciled, is the same event: the API
+    // server took it as a count on the first Event object.
+    let repeated = timeout_events().await;
+    let counts: Vec<_> = repeated
+        .iter()
+        .map(|event| event.series.as_ref().map(|series| series.count))
+        .collect();
+    assert_eq!(counts, [Some(2)], "one Event object, counted twice: {repeated:#?}");
     println!(
         "timeout {limit:?}: first attempt -> retry {:?} (timeout + first backoff of 5s), fix -> reconciled {:?}, event note: {:?}",
         second.at - first.at,

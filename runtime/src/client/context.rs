@@ -32,6 +32,8 @@ pub struct Context {
     pub(crate) concurrency: u16,
     /// What the controllers applied lately that their watches may not show yet.
     pub(crate) recent_applies: Arc<RecentApplies>,
+    /// The statuses the controllers applied lately that their watches may not show yet.
+    pub(crate) recent_statuses: Arc<RecentApplies>,
     /// How long one reconcile may run before it is cancelled and retried; `None`: no limit.
     pub(crate) reconcile_timeout: Option<Duration>,
     /// Whether this replica leads yet: a warm standby watches, but reconciles nothing.
@@ -102,6 +104,7 @@ impl Context {
             shutdown: CancellationToken::new(),
             concurrency: DEFAULT_CONCURRENCY,
             recent_applies: Arc::default(),
+            recent_statuses: Arc::default(),
             reconcile_timeout: Some(DEFAULT_RECONCILE_TIMEOUT),
             leadership: Leadership::elected(),
         }

@@ -7,6 +7,11 @@
 //! apply is remembered (object and fingerprint) until a copy shows it, and a reconcile that
 //! finds its desired object remembered but not cached reads it first, as it used to every
 //! time.
+//!
+//! Statuses are remembered the same way, in a memory of their own (see
+//! [`Context::apply_status`](crate::Context::apply_status)): by the status applied and the
+//! version of the object it was judged against, so that a reconcile that still finds that
+//! version cached does not write the same status again.
 
 use ::std::collections::HashMap;
 use ::std::sync::Mutex;
@@ -32,27 +37,44 @@ pub struct RecentApplies {
 impl RecentApplies {
     /// Remembers that `applied` (fingerprinted) was just applied.
     pub fn record<K: Resource<DynamicType = ()>>(&self, applied: &K) {
-        let Some(fingerprint) = applied.annotations().get(FINGERPRINT_ANNOTATION) else {
-            return;
-        };
-        let now = Instant::now();
-        let mut remembered = self.lock();
-        remembered.retain(|_, (_, at)| now.duration_since(*at) < REMEMBERED_FOR);
-        remembered.insert(key(applied), (fingerprint.clone(), now));
+        if let Some(fingerprint) = applied.annotations().get(FINGERPRINT_ANNOTATION) {
+            self.remember(key(applied), fingerprint.clone());
+        }
     }
 
     /// Whether `desired` (fingerprinted) was applied lately, as it is, and not seen since:
     /// a copy that does not show it is behind the apply rather than the truth.
     pub fn awaits<K: Resource<DynamicType = ()>>(&self, desired: &K) -> bool {
-        let fingerprint = desired.annotations().get(FINGERPRINT_ANNOTATION);
-        self.lock().get(&key(desired)).is_some_and(|(applied, at)| {
-            Some(applied) == fingerprint && at.elapsed() < REMEMBERED_FOR
-        })
+        desired
+            .annotations()
+            .get(FINGERPRINT_ANNOTATION)
+            .is_some_and(|fingerprint| self.remembers(&key(desired), fingerprint))
     }
 
     /// Forgets `object`: a copy shows its last apply.
     pub fn seen<K: Resource<DynamicType = ()>>(&self, object: &K) {
-        self.lock().remove(&key(object));
+        self.forget(&key(object));
+    }
+
+    /// Remembers that what `fingerprint` stands for was just applied to the object `key`
+    /// names (see [`key`]).
+    pub(crate) fn remember(&self, key: String, fingerprint: String) {
+        let now = Instant::now();
+        let mut remembered = self.lock();
+        remembered.retain(|_, (_, at)| now.duration_since(*at) < REMEMBERED_FOR);
+        remembered.insert(key, (fingerprint, now));
+    }
+
+    /// Whether `fingerprint` is the last thing applied to the object `key` names, lately.
+    pub(crate) fn remembers(&self, key: &str, fingerprint: &str) -> bool {
+        self.lock()
+            .get(key)
+            .is_some_and(|(applied, at)| applied == fingerprint && at.elapsed() < REMEMBERED_FOR)
+    }
+
+    /// Forgets the object `key` names.
+    pub(crate) fn forget(&self, key: &str) {
+        self.lock().remove(key);
     }
 
     fn lock(&self) -> ::std::sync::MutexGuard<'_, HashMap<String, (String, Instant)>> {
@@ -63,7 +85,8 @@ impl RecentApplies {
     }
 }
 
-fn key<K: Resource<DynamicType = ()>>(object: &K) -> String {
+/// How an object is named in a memory of applies: `apiVersion/kind/namespace/name`.
+pub(crate) fn key<K: Resource<DynamicType = ()>>(object: &K) -> String {
     format!(
         "{}/{}/{}/{}",
         K::api_version(&()),

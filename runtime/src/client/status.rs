@@ -9,7 +9,8 @@ use ::serde::Serialize;
 use ::serde_json::json;
 
 use super::context::Context;
-use super::fingerprint::is_same_status;
+use super::fingerprint::{hash, is_same_status};
+use super::recent_applies;
 use crate::conditions::conditions_in;
 use crate::error::Error;
 use crate::identity::field_manager;
@@ -66,7 +67,10 @@ impl Context {
     /// Build `status` from scratch, not from the current one: the field manager owns exactly
     /// the fields it sends. A status equal to the current one of `obj` is not sent (even a
     /// no-op apply costs the API server an admission pass and a read), so a reconcile can call
-    /// this every time; one that differs, stale or hand-edited, is applied.
+    /// this every time; one that differs, stale or hand-edited, is applied. Nor is the status
+    /// this manager applied last when `obj` is still the version it was judged against then:
+    /// that copy only lags behind the write (a reconcile its workload's watch started before
+    /// the object's own watch showed the status), and writing again would change nothing.
     pub async fn apply_status<'a, K>(
         &'a self,
         obj: &'a K,
@@ -79,11 +83,29 @@ impl Context {
         let after = conditions_in(Some(status));
         let current = serde_json::to_value(obj.status()).expect("a status serializes to JSON");
         let desired = serde_json::to_value(status).expect("a status serializes to JSON");
+        let key = recent_applies::key(obj);
         if is_same_status(&current, &desired) {
+            self.recent_statuses.forget(&key);
             return Ok(StatusUpdate {
                 ctx: self,
                 obj,
                 before,
+                after,
+            });
+        }
+        // The status, and the version of the object it is judged against: an object without
+        // a version (never stored) is not remembered.
+        let applied = obj.resource_version().map(|version| {
+            let status = serde_json::to_vec(&desired).expect("a status serializes to JSON");
+            format!("{}@{version}", hash(&status))
+        });
+        if let Some(applied) = &applied
+            && self.recent_statuses.remembers(&key, applied)
+        {
+            return Ok(StatusUpdate {
+                ctx: self,
+                obj,
+                before: after.clone(),
                 after,
             });
         }
@@ -96,6 +118,9 @@ impl Context {
         self.api_of(obj)?
             .patch_status(&obj.name_any(), &params, &Patch::Apply(body))
             .await?;
+        if let Some(applied) = applied {
+            self.recent_statuses.remember(key, applied);
+        }
         Ok(StatusUpdate {
             ctx: self,
             obj,

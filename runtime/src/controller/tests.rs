@@ -203,8 +203,11 @@ async fn failed_reconciles_back_off_exponentially_until_one_succeeds() {
         .await
         .expect("reconcile succeeds");
 
+    // A later version of the object (the same copy again would find its status applied).
+    let mut later = widget.clone();
+    later.metadata.resource_version = Some("101".to_owned());
     let error = server
-        .run(driver.reconcile(Arc::clone(&shared)), async |server| {
+        .run(driver.reconcile(Arc::new(later)), async |server| {
             let status = StatusCode::INTERNAL_SERVER_ERROR;
             server.expect_status_apply_failing(&widget, status).await;
         })

@@ -119,3 +119,56 @@ async fn the_warning_names_the_condition_and_says_its_message() {
         .await
         .expect("the status is applied");
 }
+
+#[tokio::test]
+async fn a_status_just_applied_is_not_applied_again_to_the_copy_it_was_judged_against() {
+    let (ctx, mut server) = testing::context();
+    let widget = test_kinds::widget();
+    let conditions = Conditions::of(&widget, at(100));
+    let degraded = status(vec![conditions.set("Degraded", true, "Stuck", "stuck")]);
+
+    server
+        .run(ctx.apply_status(&widget, &degraded), async |server| {
+            server.expect_status_applied(&widget).await;
+        })
+        .await
+        .expect("the status is applied");
+
+    // The same copy again (its watch has not shown the write yet): any request fails this,
+    // and it is no news, so no second warning.
+    let again = server
+        .run(ctx.apply_status(&widget, &degraded), async |_| {})
+        .await
+        .expect("nothing to apply");
+    assert!(!again.changed());
+    assert!(again.turned_true("Degraded").is_none());
+
+    // A later version of the object without that status (someone else's write since): the
+    // status is applied again.
+    let mut edited = widget.clone();
+    edited.metadata.resource_version = Some("102".to_owned());
+    server
+        .run(ctx.apply_status(&edited, &degraded), async |server| {
+            server.expect_status_applied(&edited).await;
+        })
+        .await
+        .expect("the status is applied again");
+}
+
+#[tokio::test]
+async fn another_status_for_a_lagging_copy_is_applied() {
+    let (ctx, mut server) = testing::context();
+    let widget = test_kinds::widget();
+    let conditions = Conditions::of(&widget, at(100));
+    let first = status(vec![conditions.set("Ready", false, "Creating", "")]);
+    let second = status(vec![conditions.set("Ready", true, "Reconciled", "")]);
+
+    for next in [&first, &second] {
+        server
+            .run(ctx.apply_status(&widget, next), async |server| {
+                server.expect_status_applied(&widget).await;
+            })
+            .await
+            .expect("the status is applied");
+    }
+}

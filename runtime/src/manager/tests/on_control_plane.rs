@@ -355,7 +355,11 @@ async fn on_control_plane_a_reconcile_past_its_timeout_is_cancelled_and_retried(
         .iter()
         .map(|event| event.series.as_ref().map(|series| series.count))
         .collect();
-    assert_eq!(counts, [Some(2)], "one Event object, counted twice: {repeated:#?}");
+    assert_eq!(
+        counts,
+        [Some(2)],
+        "one Event object, counted twice: {repeated:#?}"
+    );
     println!(
         "timeout {limit:?}: first attempt -> retry {:?} (timeout + first backoff of 5s), fix -> reconciled {:?}, event note: {:?}",
         second.at - first.at,

@@ -25,7 +25,7 @@ use series::Series;
 /// (an event series) rather than making another Event object. Two events are the same when
 /// their type, reason, action and note are, so that an event with news is never folded into
 /// an older one's text. What the recorder remembers for that is bounded (see the `series`
-/// module): a few dozen bytes per recent event, at most a few thousand events.
+/// module): a hash and the Event's name per recent event, at most 4,096 events.
 ///
 /// Events are informational: one that cannot be published is logged, and never fails a
 /// reconcile.

@@ -10,7 +10,7 @@
 //! means that its next event starts a new one.
 //!
 //! Each series is remembered by a hash of what makes two events the same, not by that text:
-//! a few dozen bytes each, whatever the note's length.
+//! its Event's name and namespace besides, whatever the note's length.
 
 use ::std::collections::HashMap;
 use ::std::hash::{BuildHasher as _, Hash, RandomState};

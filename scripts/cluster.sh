@@ -660,6 +660,25 @@ EOF
     start kube-proxy "$assets/kube-proxy" --config "$STATE/kube-proxy.yaml"
 }
 
+# The binaries: KUBEBUILDER_ASSETS when it holds all of them for this release (as the tests
+# set it), else what `scripts/control-plane.sh --node` builds or finds in its cache.
+node_assets() {
+    local version=$1 dir=${KUBEBUILDER_ASSETS:-} binary
+    if [[ -n $dir ]] && "$dir/kube-apiserver" --version 2>/dev/null | grep -qE "v${version//./\\.}(\.|$)"; then
+        for binary in etcd kube-apiserver kube-controller-manager kube-scheduler kubelet kube-proxy; do
+            [[ -x $dir/$binary ]] || dir=
+        done
+        if [[ -n $dir ]]; then
+            log "using Kubernetes from KUBEBUILDER_ASSETS=$dir"
+            echo "$dir"
+            return 0
+        fi
+    fi
+    log "getting Kubernetes $version (scripts/control-plane.sh --node)"
+    bash "$SCRIPTS/control-plane.sh" --node "$version" ||
+        die "scripts/control-plane.sh --node $version failed (output above)"
+}
+
 up() {
     local version=${1:-$DEFAULT_VERSION} started=$SECONDS assets pause archive pause_name
     check_machine
@@ -680,9 +699,7 @@ up() {
     install_packages
     check_network
 
-    log "getting Kubernetes $version (scripts/control-plane.sh --node)"
-    assets=$(bash "$SCRIPTS/control-plane.sh" --node "$version") ||
-        die "scripts/control-plane.sh --node $version failed (output above)"
+    assets=$(node_assets "$version")
     pause=$(pause_image)
     archive=${pause% *}
     pause_name=${pause#* }

@@ -1709,6 +1709,166 @@ fn make_help_describes_every_target() {
     }
 }
 
+/// A directory holding a fake `name` that appends its arguments, one call a line, to
+/// `<name>.calls` beside it.
+fn recording_tool(name: &str) -> tempfile::TempDir {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join(name);
+    let calls = dir.path().join(format!("{name}.calls"));
+    let script = format!("#!/bin/sh\necho \"$*\" >> '{}'\n", calls.display());
+    std::fs::write(&path, script).unwrap();
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+    dir
+}
+
+/// `make <args>` in `project` with `tools` first on PATH: whether it succeeded, and its
+/// stdout and stderr together.
+fn make_with_tools(project: &Project, tools: &std::path::Path, args: &str) -> (bool, String) {
+    let output = std::process::Command::new("make")
+        .args(args.split_whitespace())
+        .current_dir(&project.root)
+        .env("PATH", path_with(tools))
+        .output()
+        .expect("make runs");
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    );
+    (output.status.success(), text)
+}
+
+/// Every image target of the Makefile refuses a container tool other than docker, podman and
+/// buildah, naming the three, before it runs anything.
+#[test]
+fn image_targets_refuse_an_unknown_container_tool() {
+    let project = Project::init("demo", "");
+    let tools = recording_tool("nerdctl");
+    for target in [
+        "docker-build",
+        "docker-push",
+        "bundle-build",
+        "bundle-push",
+        "catalog-build",
+        "catalog-push",
+    ] {
+        let (ok, output) = make_with_tools(
+            &project,
+            tools.path(),
+            &format!("{target} CONTAINER_TOOL=nerdctl"),
+        );
+        assert!(!ok, "{target}: {output}");
+        assert!(
+            output.contains(
+                "CONTAINER_TOOL=nerdctl is not supported: set it to docker, podman or buildah"
+            ),
+            "{target}: {output}"
+        );
+    }
+    assert!(
+        !tools.path().join("nerdctl.calls").exists(),
+        "nerdctl ran before the check stopped make"
+    );
+}
+
+/// buildah takes the arguments the recipes give docker: checked with a fake `buildah` first on
+/// PATH that records them.
+#[test]
+fn image_targets_run_buildah_with_dockers_arguments() {
+    let project = Project::init("demo", "");
+    let tools = recording_tool("buildah");
+    for target in ["docker-build", "docker-push", "bundle-build", "bundle-push"] {
+        let args = format!("{target} CONTAINER_TOOL=buildah IMG=example.com/demo:1 VERSION=1.0.0");
+        let (ok, output) = make_with_tools(&project, tools.path(), &args);
+        assert!(ok, "{target}: {output}");
+    }
+    let calls = std::fs::read_to_string(tools.path().join("buildah.calls")).unwrap();
+    assert_eq!(
+        calls,
+        "build -t example.com/demo:1 .\n\
+         push example.com/demo:1\n\
+         build -f bundle.Dockerfile -t example.com/demo-bundle:v1.0.0 .\n\
+         push example.com/demo-bundle:v1.0.0\n"
+    );
+}
+
+/// `make docker-build CONTAINER_TOOL=buildah` builds an image with the real buildah, from a
+/// `FROM scratch` Dockerfile in place of the project's (whose base images would be pulled).
+#[test]
+fn docker_build_builds_an_image_with_buildah() {
+    let found = std::process::Command::new("buildah")
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !found {
+        eprintln!("SKIPPED: buildah is not installed (Debian: apt-get install buildah)");
+        return;
+    }
+    let project = Project::init("demo", "");
+    std::fs::write(
+        project.root.join("Dockerfile"),
+        "FROM scratch\nCOPY Cargo.toml /Cargo.toml\n",
+    )
+    .unwrap();
+    let image = format!("localhost/opgen-cli-test:{}", std::process::id());
+    let built = std::process::Command::new("make")
+        .args([
+            "docker-build",
+            "CONTAINER_TOOL=buildah",
+            &format!("IMG={image}"),
+        ])
+        .current_dir(&project.root)
+        .output()
+        .expect("make runs");
+    let listed = std::process::Command::new("buildah")
+        .args(["images", "--noheading", &image])
+        .output()
+        .expect("buildah runs");
+    let _ = std::process::Command::new("buildah")
+        .args(["rmi", &image])
+        .output();
+    assert!(built.status.success(), "{built:?}");
+    assert!(listed.status.success(), "{listed:?}");
+    assert!(
+        String::from_utf8_lossy(&built.stdout).contains(&format!("buildah build -t {image} .")),
+        "{built:?}"
+    );
+}
+
+/// Every project has an end-to-end test that `make test-e2e` runs and `cargo test` ignores;
+/// it reads the samples from config/samples when it runs, so the sample `create api` adds to
+/// that kustomization is tested without a change to the test, which stays the user's.
+#[test]
+fn the_end_to_end_test_runs_from_make_and_covers_every_sample() {
+    let project = Project::init("demo", "");
+    let test = project.read("tests/e2e/main.rs");
+    assert!(!test.contains("DO NOT EDIT"), "the test is the user's");
+    for needle in [
+        "#[ignore = \"needs a cluster, kubectl and a container tool: run it with `make test-e2e`\"]",
+        "\"E2E_SAMPLES\"",
+        "\"config/samples\"",
+        "\"E2E_LOAD_IMAGE\"",
+        "\"E2E_SKIP_BUILD\"",
+        "\"E2E_CURL_IMAGE\"",
+    ] {
+        assert!(test.contains(needle), "{needle}");
+    }
+    let make = project.make("-n test-e2e");
+    assert!(
+        make.contains("cargo test --test e2e -- --ignored --nocapture"),
+        "{make}"
+    );
+
+    project.create_api("--group web --version v1 --kind Site");
+    project.create_api("--group cache --version v1 --kind Memcached --image memcached:1.6");
+    assert_eq!(project.read("tests/e2e/main.rs"), test);
+    let samples = project.read("config/samples/kustomization.yaml");
+    for sample in ["- web_v1_site.yaml", "- cache_v1_memcached.yaml"] {
+        assert!(samples.contains(sample), "{sample}:\n{samples}");
+    }
+}
+
 /// rustfmt's user-wide configuration (`~/.config/rustfmt/rustfmt.toml`) never shapes what opgen
 /// writes: without a configuration in the project, rustfmt's defaults apply.
 #[test]

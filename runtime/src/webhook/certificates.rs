@@ -9,7 +9,6 @@ use ::std::time::{Duration, SystemTime};
 
 use ::anyhow::Context as _;
 use ::tokio::sync::Notify;
-use ::tokio_rustls::rustls;
 use ::tokio_rustls::rustls::pki_types::pem::PemObject as _;
 use ::tokio_rustls::rustls::pki_types::{CertificateDer, PrivateKeyDer};
 use ::tokio_rustls::rustls::sign::CertifiedKey;
@@ -145,7 +144,7 @@ impl Certificates {
         }
         let key = PrivateKeyDer::from_pem_slice(&key)
             .with_context(|| format!("{key_source} holds no PEM private key"))?;
-        let signing = rustls::crypto::ring::default_provider()
+        let signing = super::tls::crypto_provider()
             .key_provider
             .load_private_key(key)
             .with_context(|| format!("{key_source} is not a key rustls can sign with"))?;

@@ -82,7 +82,7 @@ die() {
 pid_of() {
     local pid
     pid=$(cat "$STATE/pids/$1.pid" 2>/dev/null) || return 1
-    [[ -n $pid ]] && tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null | grep -qF -- "$STATE" || return 1
+    [[ -n $pid ]] && tr '\0' ' ' 2>/dev/null <"/proc/$pid/cmdline" | grep -qF -- "$STATE" || return 1
     echo "$pid"
 }
 
@@ -186,9 +186,9 @@ remove_chains() {
     command -v "$tool" >/dev/null 2>&1 || return 0
     for table in filter nat mangle raw; do
         "$tool" -t "$table" -S >/dev/null 2>&1 || continue
-        "$tool" -t "$table" -S | grep -E '^-A (INPUT|OUTPUT|FORWARD|PREROUTING|POSTROUTING) .*-j (KUBE|OPGEN)-' |
+        { "$tool" -t "$table" -S | grep -E '^-A (INPUT|OUTPUT|FORWARD|PREROUTING|POSTROUTING) .*-j (KUBE|OPGEN)-' || true; } |
             while read -r rule; do
-                # shellcheck disable=SC2086 # the rule as iptables printed it, word by word
+                # The rule as iptables printed it, word by word (its comments are quoted).
                 eval "$tool -t $table -D ${rule#-A }" 2>/dev/null || true
             done
         for chain in $("$tool" -t "$table" -S | sed -n 's/^-N \(\(KUBE\|OPGEN\)-[^ ]*\)$/\1/p'); do
@@ -441,7 +441,8 @@ start() {
     local name=$1
     shift
     log "starting $name"
-    setsid "$@" </dev/null >>"$STATE/logs/$name.log" 2>&1 &
+    # Without the lock's descriptor, or the cluster would hold the lock as long as it runs.
+    setsid "$@" </dev/null >>"$STATE/logs/$name.log" 2>&1 9>&- &
     echo $! >"$STATE/pids/$name.pid"
 }
 

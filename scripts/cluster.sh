@@ -162,12 +162,28 @@ remove_cgroups() {
 }
 
 # The network namespaces of the pods: containerd 1.6 keeps them in /var/run/netns (not under
-# its own state), and every pod's sandbox bundle in the state directory names its own.
+# its own state). A running sandbox's bundle in the state directory names its own, and the
+# host end of each pod's veth on the bridge names the namespace of the other end. Read before
+# the pods are killed: containerd removes a bundle when its sandbox exits.
 pod_netns() {
-    find "$STATE/containerd" -path '*io.containerd.runtime.v2.task*' -name config.json \
-        -exec grep -oh '/var/run/netns/cni-[0-9a-f-]*' {} + 2>/dev/null | sort -u || true
-    cat "$STATE/netns" 2>/dev/null || true
+    {
+        find "$STATE/containerd" -path '*io.containerd.runtime.v2.task*' -name config.json \
+            -exec grep -oh '/var/run/netns/cni-[0-9a-f-]*' {} + 2>/dev/null || true
+        ip -o link show master "$BRIDGE" 2>/dev/null | grep -o 'link-netns cni-[0-9a-f-]*' |
+            sed 's|^link-netns |/var/run/netns/|' || true
+    } | sort -u
 }
+
+# The pods' sandboxes, by id: their CNI results are cached outside the state directory.
+pod_sandboxes() {
+    find "$STATE/containerd" -path '*io.containerd.grpc.v1.cri/sandboxes/*' -maxdepth 4 -mindepth 4 \
+        -type d -printf '%f\n' 2>/dev/null | sort -u || true
+}
+
+# Directories outside the state directory that containerd and the CNI plugins make (the netns
+# mounts, the shims' sockets, the CNI result cache): removed at `down` if `up` found them
+# missing and they are empty by then.
+readonly SHARED_DIRS=(/var/run/netns /run/containerd/s /run/containerd /var/lib/cni/results /var/lib/cni)
 
 unmount_state() {
     local mountpoint
@@ -211,11 +227,12 @@ restore_sysctls() {
 teardown() {
     local component netns link assets
     [[ -d $STATE ]] || return 0
+    local -a netns_list sandboxes
+    mapfile -t netns_list < <(pod_netns)
+    mapfile -t sandboxes < <(pod_sandboxes)
     # The pods go first: the kubelet would restart them, containerd's shims outlive it.
     for component in kube-proxy kubelet; do stop_process "$component"; done
     kill_containers
-    local -a netns_list
-    mapfile -t netns_list < <(pod_netns)
     for ((i = ${#COMPONENTS[@]} - 1; i >= 0; i--)); do stop_process "${COMPONENTS[i]}"; done
     # containerd's shims, which outlive containerd.
     pkill -KILL -f -- "-address $STATE/containerd/" 2>/dev/null || true
@@ -237,7 +254,13 @@ teardown() {
     remove_chains iptables
     remove_chains ip6tables
     restore_sysctls
-    rm -f /var/lib/cni/results/opgen-cluster-* 2>/dev/null || true
+    local sandbox dir
+    for sandbox in "${sandboxes[@]}"; do
+        [[ -n $sandbox ]] && rm -f /var/lib/cni/results/*-"$sandbox"-*
+    done
+    for dir in "${SHARED_DIRS[@]}"; do
+        if grep -qxF "$dir" "$STATE/made-dirs" 2>/dev/null; then rmdir "$dir" 2>/dev/null || true; fi
+    done
     remove_cgroups
     # Mounts are gone, so this removes nothing outside the state directory.
     if ! awk -v root="$STATE" 'index($5, root "/") == 1' /proc/self/mountinfo | grep -q .; then
@@ -576,6 +599,10 @@ disabled_plugins = ["io.containerd.snapshotter.v1.aufs", "io.containerd.snapshot
   stream_server_address = "127.0.0.1"
   stream_server_port = "0"
   enable_selinux = false
+  # No container gets an OOM score below containerd's own: lowering one takes CAP_SYS_RESOURCE,
+  # which root lacks in some sandboxes and VMs (runc then fails every pod's sandbox with
+  # "can't get final child's PID from pipe").
+  restrict_oom_score_adj = true
   [plugins."io.containerd.grpc.v1.cri".containerd]
     snapshotter = "overlayfs"
     default_runtime_name = "runc"
@@ -681,7 +708,7 @@ node_assets() {
 }
 
 up() {
-    local version=${1:-$DEFAULT_VERSION} started=$SECONDS assets pause archive pause_name
+    local version=${1:-$DEFAULT_VERSION} started=$SECONDS assets pause archive pause_name dir
     check_machine
     if [[ -f $STATE/version ]]; then
         if healthy; then
@@ -711,6 +738,9 @@ up() {
     echo "$assets" >"$STATE/assets"
     "$assets/kube-apiserver" --version | awk '{ print $2 }' | sed 's/^v//' >"$STATE/version"
     save_sysctls
+    for dir in "${SHARED_DIRS[@]}"; do
+        [[ -e $dir ]] || echo "$dir"
+    done >"$STATE/made-dirs"
     make_certificates
     local user
     for user in admin kube-controller-manager kube-scheduler node kube-proxy; do kubeconfig "$user"; done

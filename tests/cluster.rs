@@ -152,13 +152,7 @@ fn a_node_runs_loaded_images_reaches_services_and_down_leaves_nothing() {
         "--labels=app=web",
     ]);
     kubectl.ok(&["expose", "pod", "web", "--port=80", "--target-port=8080"]);
-    wait_for("the web pod to run", Duration::from_secs(120), || {
-        let pod = kubectl.json(&["get", "pod", "web"]);
-        match pod["status"]["phase"].as_str() {
-            Some("Running") => Ok(()),
-            _ => Err(pod["status"].to_string()),
-        }
-    });
+    wait_for_phase(&kubectl, "web", &["Running"]);
     let service_ip = kubectl.ok(&["get", "service", "web", "-o", "jsonpath={.spec.clusterIP}"]);
     assert!(service_ip.starts_with("10.96.0."), "{service_ip}");
 
@@ -180,9 +174,12 @@ fn a_node_runs_loaded_images_reaches_services_and_down_leaves_nothing() {
     assert_eq!(said.trim(), "exec works");
 
     // A pod reaches the API server through the `kubernetes` Service (plain HTTP to its TLS port
-    // gets a 400 answer: the connection is what counts) and the web pod through its Service.
+    // gets a 400 answer: the connection is what counts) and the web pod through its Service,
+    // and nothing outside the machine. busybox's `nc`, since its static `wget` crashes looking
+    // up the `http` service in an image without NSS.
+    let request = r"printf 'GET / HTTP/1.0\r\n\r\n'";
     let script = format!(
-        "busybox wget -T 5 -O- http://10.96.0.1:443/ 2>&1; echo; busybox wget -T 5 -O- {url} 2>&1"
+        "{request} | busybox nc -w 5 10.96.0.1 443; echo; {request} | busybox nc -w 5 {service_ip} 80; busybox nc -w 3 1.1.1.1 80"
     );
     kubectl.ok(&[
         "run",
@@ -198,13 +195,7 @@ fn a_node_runs_loaded_images_reaches_services_and_down_leaves_nothing() {
         "-c",
         &script,
     ]);
-    wait_for("the client pod to finish", Duration::from_secs(120), || {
-        let pod = kubectl.json(&["get", "pod", "client"]);
-        match pod["status"]["phase"].as_str() {
-            Some("Succeeded" | "Failed") => Ok(()),
-            _ => Err(pod["status"].to_string()),
-        }
-    });
+    wait_for_phase(&kubectl, "client", &["Succeeded", "Failed"]);
     let log = kubectl.ok(&["logs", "client"]);
     assert!(
         log.contains("400 Bad Request"),
@@ -213,6 +204,10 @@ fn a_node_runs_loaded_images_reaches_services_and_down_leaves_nothing() {
     assert!(
         log.contains(PAGE.trim()),
         "the pod did not reach the web Service:\n{log}"
+    );
+    assert!(
+        log.contains("1.1.1.1): Network is unreachable"),
+        "a pod has a route out of the machine:\n{log}"
     );
 
     // Down, and nothing is left.
@@ -231,6 +226,27 @@ fn a_node_runs_loaded_images_reaches_services_and_down_leaves_nothing() {
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(output.status.success(), "a second down failed: {stderr}");
     assert!(stderr.contains("no cluster is running"), "{stderr}");
+}
+
+/// Waits until pod `name` is in one of `phases`; the message says where it stuck, with its
+/// events (a sandbox or image failure shows there).
+fn wait_for_phase(kubectl: &Kubectl, name: &str, phases: &[&str]) {
+    wait_for(
+        &format!("pod {name} to be {phases:?}"),
+        Duration::from_secs(120),
+        || {
+            let pod = kubectl.json(&["get", "pod", name]);
+            let phase = pod["status"]["phase"].as_str().unwrap_or_default();
+            if phases.contains(&phase) {
+                return Ok(());
+            }
+            let selector = format!("involvedObject.name={name}");
+            let events = kubectl
+                .try_ok(&["get", "events", "--field-selector", &selector])
+                .unwrap_or_else(|err| err);
+            Err(format!("{}\n{events}", pod["status"]))
+        },
+    );
 }
 
 /// `opgen-cluster-test:v1`: busybox alone, serving a page with its httpd.

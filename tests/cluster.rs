@@ -87,6 +87,26 @@ fn run_ok(program: &str, args: &[&str]) -> String {
     String::from_utf8_lossy(&output.stdout).into_owned()
 }
 
+/// The machine's one cluster, for this test alone: a lock that another test process running
+/// this test at the same time (another `cargo test` in the same checkout or another) waits
+/// for, since the other's `down` would stop the cluster under it.
+fn lock_the_cluster() -> std::fs::File {
+    use std::os::fd::AsRawFd;
+    let path = std::env::temp_dir().join("opgen-cluster-test.lock");
+    let file = std::fs::File::create(&path)
+        .unwrap_or_else(|err| panic!("cannot create {}: {err}", path.display()));
+    // SAFETY: flock on a descriptor this function owns; it is released when the file closes.
+    if unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } != 0 {
+        eprintln!(
+            "waiting for another test process that uses the cluster ({})",
+            path.display()
+        );
+        // SAFETY: as above.
+        assert_eq!(unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX) }, 0);
+    }
+    file
+}
+
 /// Brings the cluster down when the test ends, also by a panic, so that a failure leaves no
 /// cluster behind for the next run to reuse.
 struct Down;
@@ -105,6 +125,11 @@ fn a_node_runs_loaded_images_reaches_services_and_down_leaves_nothing() {
         eprintln!("SKIPPED: scripts/cluster.sh is not tested here: {reason}");
         return;
     }
+    let _machine = lock_the_cluster();
+    // From a machine without a cluster, so that `up` starts one and what `down` must restore
+    // is the machine's own state.
+    let output = cluster(&["down"]);
+    assert!(output.status.success(), "the first down failed: {output:?}");
     let netns_before = network_namespaces();
     let forwarding_before = std::fs::read_to_string("/proc/sys/net/ipv4/ip_forward").unwrap();
     let _down = Down;

@@ -478,11 +478,11 @@ wait_ready() {
     until "$@" >/dev/null 2>&1; do
         if ! pid_of "$name" >/dev/null; then
             log_tail "$name"
-            die "$name exited before $what (log: $STATE/logs/$name.log)"
+            die "$name exited before $what (its log ends above)"
         fi
         if ((SECONDS >= deadline)); then
             log_tail "$name"
-            die "$name: not $what within $seconds s (log: $STATE/logs/$name.log)"
+            die "$name: not $what within $seconds s (its log ends above)"
         fi
         sleep 0.5
     done
@@ -733,7 +733,7 @@ up() {
     pause_name=${pause#* }
 
     # From here on, a failure removes everything this run made.
-    trap 'rc=$?; if ((rc != 0)); then log "up failed: removing what it started"; teardown; fi' EXIT
+    trap 'rc=$?; if ((rc != 0)); then up_failed; fi' EXIT
     mkdir -p "$STATE"/{pids,logs}
     echo "$assets" >"$STATE/assets"
     "$assets/kube-apiserver" --version | awk '{ print $2 }' | sed 's/^v//' >"$STATE/version"
@@ -760,6 +760,15 @@ up() {
     trap - EXIT
     log "Kubernetes $(cat "$STATE/version") node $NODE_NAME is Ready ($((SECONDS - started)) s)"
     echo "$STATE/admin.kubeconfig"
+}
+
+# A failed `up` removes what it started, but keeps the logs beside the state directory.
+up_failed() {
+    log "up failed: removing what it started"
+    rm -rf "$STATE-logs"
+    cp -r "$STATE/logs" "$STATE-logs" 2>/dev/null || true
+    teardown
+    log "the components' logs are in $STATE-logs"
 }
 
 # The name a pod spec's image resolves to, as the kubelet and containerd resolve it:
@@ -850,6 +859,9 @@ load)
     exit 2
     ;;
 esac
+
+[[ $(id -u) -eq 0 ]] ||
+    die "the cluster needs root (containerd, the kubelet, a bridge and iptables rules): run 'sudo scripts/cluster.sh $command'"
 
 # One bring-up or teardown at a time: parallel tests wait for the first to finish and then
 # find its cluster. The lock sits beside the state directory, which `down` removes.

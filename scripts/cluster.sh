@@ -117,16 +117,27 @@ healthy() {
 # Teardown: from the state directory and the kernel's view only, never from what this run
 # remembers, so that it also cleans up after a killed `up`.
 
-stop_process() {
-    local name=$1 pid i
-    pid=$(pid_of "$name") || return 0
-    kill -TERM "$pid" 2>/dev/null || return 0
+# `stop_processes NAME...`: SIGTERM to each that runs, then up to 10 s for all of them to exit,
+# then SIGKILL for the rest. Together, since each takes seconds to shut down on its own.
+stop_processes() {
+    local name pid pids=() i alive
+    for name in "$@"; do
+        pid=$(pid_of "$name") || continue
+        kill -TERM "$pid" 2>/dev/null && pids+=("$pid")
+    done
     for ((i = 0; i < 40; i++)); do
-        [[ -d /proc/$pid ]] || return 0
+        alive=0
+        for pid in "${pids[@]}"; do
+            [[ -d /proc/$pid ]] && alive=1
+        done
+        ((alive)) || return 0
         sleep 0.25
     done
-    log "$name did not stop within 10 s of SIGTERM: killing it"
-    kill -KILL "$pid" 2>/dev/null || true
+    for pid in "${pids[@]}"; do
+        [[ -d /proc/$pid ]] || continue
+        log "$(tr '\0' ' ' 2>/dev/null <"/proc/$pid/cmdline" | cut -d' ' -f1) did not stop within 10 s of SIGTERM: killing it"
+        kill -KILL "$pid" 2>/dev/null || true
+    done
 }
 
 # The cgroup every pod lives in (the kubelet's cgroupRoot), under each mounted v1 controller.
@@ -225,15 +236,16 @@ restore_sysctls() {
 }
 
 teardown() {
-    local component netns link assets
+    local netns link assets
     [[ -d $STATE ]] || return 0
     local -a netns_list sandboxes
     mapfile -t netns_list < <(pod_netns)
     mapfile -t sandboxes < <(pod_sandboxes)
     # The pods go first: the kubelet would restart them, containerd's shims outlive it.
-    for component in kube-proxy kubelet; do stop_process "$component"; done
+    stop_processes kube-proxy kubelet
     kill_containers
-    for ((i = ${#COMPONENTS[@]} - 1; i >= 0; i--)); do stop_process "${COMPONENTS[i]}"; done
+    stop_processes containerd kube-scheduler kube-controller-manager kube-apiserver
+    stop_processes etcd
     # containerd's shims, which outlive containerd.
     pkill -KILL -f -- "-address $STATE/containerd/" 2>/dev/null || true
     unmount_state

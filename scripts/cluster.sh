@@ -623,11 +623,18 @@ disabled_plugins = ["io.containerd.snapshotter.v1.aufs", "io.containerd.snapshot
       [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc.options]
         SystemdCgroup = false
         Root = "$dir/runc"
+  [plugins."io.containerd.grpc.v1.cri".registry]
+    config_path = "$dir/certs.d"
   [plugins."io.containerd.grpc.v1.cri".cni]
     bin_dir = "$CNI_BIN"
     conf_dir = "$STATE/cni/net.d"
     max_conf_num = 1
 EOF
+    # Every registry is a closed port on loopback: an image that was not loaded fails to pull
+    # at once, and no pull ever leaves the machine.
+    mkdir -p "$dir/certs.d/_default"
+    printf '%s\n' 'server = "http://127.0.0.1:9"' '[host."http://127.0.0.1:9"]' \
+        '  capabilities = ["pull", "resolve"]' >"$dir/certs.d/_default/hosts.toml"
     start containerd containerd --config "$dir/config.toml"
     wait_ready 60 containerd "serving" ctr_k8s version
 }

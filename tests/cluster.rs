@@ -235,6 +235,26 @@ fn a_node_runs_loaded_images_reaches_services_and_down_leaves_nothing() {
         "a pod has a route out of the machine:\n{log}"
     );
 
+    // An image that was not loaded is never fetched from outside: the pull fails on loopback.
+    kubectl.ok(&["run", "absent", "--image", "example.com/absent:v1"]);
+    wait_for(
+        "the pull of an absent image to fail",
+        Duration::from_secs(60),
+        || {
+            let events = kubectl.ok(&[
+                "get",
+                "events",
+                "--field-selector",
+                "involvedObject.name=absent",
+            ]);
+            if events.contains("127.0.0.1:9") {
+                Ok(())
+            } else {
+                Err(events)
+            }
+        },
+    );
+
     // Down, and nothing is left.
     let started = Instant::now();
     let output = cluster(&["down"]);

@@ -88,19 +88,6 @@ pid_of() {
 
 kubectl_admin() { kubectl --kubeconfig "$STATE/admin.kubeconfig" --request-timeout 10s "$@"; }
 
-# `wait_for SECONDS WHAT COMMAND...`: polls COMMAND until it succeeds; fails naming WHAT and
-# the log of the component that should have done it.
-wait_for() {
-    local seconds=$1 what=$2 deadline
-    shift 2
-    deadline=$((SECONDS + seconds))
-    until "$@" >/dev/null 2>&1; do
-        ((SECONDS < deadline)) || return 1
-        sleep 0.5
-    done
-    log "$what: ok"
-}
-
 log_tail() { tail -n 30 "$STATE/logs/$1.log" 2>/dev/null | sed "s/^/  $1| /" >&2 || true; }
 
 # Every component of a healthy cluster runs, the API server answers and the node is Ready.

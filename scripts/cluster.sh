@@ -222,8 +222,18 @@ restore_sysctls() {
     done <"$STATE/sysctls"
 }
 
+shim_pids() { pgrep -f -- "-address $STATE/containerd/" || true; }
+
+# The sockets the shims listen on (/run/containerd/s/<hash>): a killed shim leaves its own.
+shim_sockets() {
+    local pid
+    for pid in $(shim_pids); do
+        ss -Hxlp | grep -F "pid=$pid," | awk '{ print $5 }'
+    done
+}
+
 teardown() {
-    local netns link assets
+    local netns link assets i socket
     [[ -d $STATE ]] || return 0
     local -a netns_list sandboxes
     mapfile -t netns_list < <(pod_netns)
@@ -231,10 +241,20 @@ teardown() {
     # The pods go first: the kubelet would restart them, containerd's shims outlive it.
     stop_processes kube-proxy kubelet
     kill_containers
+    # containerd deletes the tasks of the killed containers, and their shims exit.
+    for ((i = 0; i < 20; i++)); do
+        [[ -n $(shim_pids) ]] || break
+        sleep 0.25
+    done
     stop_processes containerd kube-scheduler kube-controller-manager kube-apiserver
     stop_processes etcd
-    # containerd's shims, which outlive containerd.
+    # Any shim left (containerd was gone already) is killed, and its socket removed.
+    local -a sockets
+    mapfile -t sockets < <(shim_sockets)
     pkill -KILL -f -- "-address $STATE/containerd/" 2>/dev/null || true
+    for socket in "${sockets[@]}"; do
+        [[ $socket == /run/containerd/s/* ]] && rm -f "$socket"
+    done
     unmount_state
     for netns in "${netns_list[@]}"; do
         [[ -n $netns ]] || continue

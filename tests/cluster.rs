@@ -131,6 +131,7 @@ fn a_node_runs_loaded_images_reaches_services_and_down_leaves_nothing() {
     let output = cluster(&["down"]);
     assert!(output.status.success(), "the first down failed: {output:?}");
     let netns_before = network_namespaces();
+    let shim_sockets_before = entries("/run/containerd/s");
     let forwarding_before = std::fs::read_to_string("/proc/sys/net/ipv4/ip_forward").unwrap();
     let _down = Down;
 
@@ -261,6 +262,14 @@ fn a_node_runs_loaded_images_reaches_services_and_down_leaves_nothing() {
     assert!(output.status.success(), "down failed: {output:?}");
     eprintln!("down: {:.1?}", started.elapsed());
     assert_nothing_left(&netns_before);
+    let shim_sockets_left: Vec<String> = entries("/run/containerd/s")
+        .into_iter()
+        .filter(|name| !shim_sockets_before.contains(name))
+        .collect();
+    assert!(
+        shim_sockets_left.is_empty(),
+        "containerd shims' sockets left: {shim_sockets_left:?}"
+    );
     assert_eq!(
         std::fs::read_to_string("/proc/sys/net/ipv4/ip_forward").unwrap(),
         forwarding_before,
@@ -322,7 +331,12 @@ fn build_image() {
 }
 
 fn network_namespaces() -> Vec<String> {
-    let mut names: Vec<String> = std::fs::read_dir("/var/run/netns")
+    entries("/var/run/netns")
+}
+
+/// The names in directory `dir`, sorted; none if it does not exist.
+fn entries(dir: &str) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(dir)
         .map(|entries| {
             entries
                 .filter_map(Result::ok)

@@ -276,6 +276,9 @@ fn a_node_runs_loaded_images_reaches_services_and_down_leaves_nothing() {
         "ip_forward is not restored"
     );
 
+    // The image goes too (each run builds it anew).
+    run_ok("buildah", &["rmi", IMAGE]);
+
     let output = cluster_captured(&["down"]);
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(output.status.success(), "a second down failed: {stderr}");

@@ -15,7 +15,13 @@ use std::{
     time::{Duration, Instant},
 };
 
-use common::{http::http_get, kubectl::Kubectl, process::processes_mentioning, wait::wait_for};
+use common::{
+    cluster::{cannot_run_here, cluster, script},
+    http::http_get,
+    kubectl::Kubectl,
+    process::processes_mentioning,
+    wait::wait_for,
+};
 
 const NODE: &str = "opgen-node";
 const BRIDGE: &str = "opgen0";
@@ -23,40 +29,11 @@ const BRIDGE: &str = "opgen0";
 const IMAGE: &str = "opgen-cluster-test:v1";
 const PAGE: &str = "served by busybox on the opgen cluster\n";
 
-fn script() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/cluster.sh")
-}
-
 /// Where the script keeps its state, as it decides it.
 fn state_dir() -> PathBuf {
     std::env::var_os("OPGEN_CLUSTER_DIR")
         .map(PathBuf::from)
         .unwrap_or_else(|| PathBuf::from("/var/lib/opgen-cluster"))
-}
-
-/// Why the cluster cannot run here, if it cannot.
-fn cannot_run_here() -> Option<&'static str> {
-    if !cfg!(target_os = "linux") {
-        return Some("the cluster runs on Linux only");
-    }
-    // SAFETY: geteuid has no preconditions.
-    if unsafe { libc::geteuid() } != 0 {
-        return Some(
-            "the cluster needs root (containerd, a bridge, iptables rules); run the tests as root, as CI does",
-        );
-    }
-    None
-}
-
-/// `scripts/cluster.sh <args>`, its progress on our stderr as it happens; stdout captured.
-fn cluster(args: &[&str]) -> Output {
-    Command::new("bash")
-        .arg(script())
-        .args(args)
-        .stdin(Stdio::null())
-        .stderr(Stdio::inherit())
-        .output()
-        .expect("bash runs")
 }
 
 /// `scripts/cluster.sh <args>` with both outputs captured (for what it says).

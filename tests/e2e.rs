@@ -33,10 +33,14 @@ mod helm;
 mod integration_tests;
 #[path = "e2e/manifests.rs"]
 mod manifests;
+#[path = "e2e/node_images.rs"]
+mod node_images;
 #[path = "e2e/object_metrics.rs"]
 mod object_metrics;
 #[path = "e2e/on_cluster.rs"]
 mod on_cluster;
+#[path = "e2e/on_node.rs"]
+mod on_node;
 #[path = "e2e/previous_release.rs"]
 mod previous_release;
 #[path = "e2e/steady_state.rs"]
@@ -921,6 +925,12 @@ fn olm_validator() -> Option<&'static Path> {
 }
 
 /// `opgen dev` on the oldest Kubernetes: see `dev`.
+/// The manager and its operands as pods on a one-node cluster; see `on_node`.
+#[test]
+fn operator_deployed_on_a_node() {
+    on_node::scenario();
+}
+
 #[test]
 fn dev_session_on_the_oldest_kubernetes() {
     dev::run();

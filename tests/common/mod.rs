@@ -1,6 +1,7 @@
 //! Helpers shared by opgen's integration tests.
 #![allow(dead_code)] // each test binary uses its own subset
 
+pub mod cluster;
 pub mod control_plane;
 pub mod docs;
 pub mod helm;
@@ -99,11 +100,17 @@ impl Project {
     /// `make <args>` in the project, with this opgen as `OPGEN`; panics with the output
     /// unless it succeeds, and returns stdout and stderr together.
     pub fn make(&self, args: &str) -> String {
+        self.make_with(args, &[])
+    }
+
+    /// [`Project::make`] with more environment variables.
+    pub fn make_with(&self, args: &str, env: &[(&str, &std::ffi::OsStr)]) -> String {
         let output = std::process::Command::new("make")
             .args(args.split_whitespace())
             .arg(format!("OPGEN={}", env!("CARGO_BIN_EXE_opgen")))
             .current_dir(&self.root)
             .env("NO_COLOR", "1")
+            .envs(env.iter().copied())
             .output()
             .expect("make runs");
         let text = format!(

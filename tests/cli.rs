@@ -1725,18 +1725,7 @@ fn recording_tool(name: &str) -> tempfile::TempDir {
 /// `make <args>` in `project` with `tools` first on PATH: whether it succeeded, and its
 /// stdout and stderr together.
 fn make_with_tools(project: &Project, tools: &std::path::Path, args: &str) -> (bool, String) {
-    let output = std::process::Command::new("make")
-        .args(args.split_whitespace())
-        .current_dir(&project.root)
-        .env("PATH", path_with(tools))
-        .output()
-        .expect("make runs");
-    let text = format!(
-        "{}{}",
-        String::from_utf8_lossy(&output.stdout),
-        String::from_utf8_lossy(&output.stderr)
-    );
-    (output.status.success(), text)
+    project.try_make_with(args, &[("PATH", &path_with(tools))])
 }
 
 /// Every image target of the Makefile refuses a container tool other than docker, podman and

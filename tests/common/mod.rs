@@ -105,6 +105,14 @@ impl Project {
 
     /// [`Project::make`] with more environment variables.
     pub fn make_with(&self, args: &str, env: &[(&str, &std::ffi::OsStr)]) -> String {
+        let (succeeded, text) = self.try_make_with(args, env);
+        assert!(succeeded, "make {args} failed:\n{text}");
+        text
+    }
+
+    /// `make <args>` with this opgen as `OPGEN` and `env` besides: whether it succeeded, and
+    /// its stdout and stderr together.
+    pub fn try_make_with(&self, args: &str, env: &[(&str, &std::ffi::OsStr)]) -> (bool, String) {
         let output = std::process::Command::new("make")
             .args(args.split_whitespace())
             .arg(format!("OPGEN={}", env!("CARGO_BIN_EXE_opgen")))
@@ -118,8 +126,7 @@ impl Project {
             String::from_utf8_lossy(&output.stdout),
             String::from_utf8_lossy(&output.stderr)
         );
-        assert!(output.status.success(), "make {args} failed:\n{text}");
-        text
+        (output.status.success(), text)
     }
 
     /// `opgen init <name> --domain example.com <extra>`, `extra` split at whitespace.

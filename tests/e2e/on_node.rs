@@ -243,22 +243,27 @@ fn project_e2e(project: &Project, kubeconfig: &Path) -> String {
     project.make_with("test-e2e", &env)
 }
 
+/// The manager's pods, as a List.
+fn manager_pods(kubectl: &Kubectl) -> Result<Value, String> {
+    kubectl.try_json(&[
+        "get",
+        "pods",
+        "-n",
+        NAMESPACE,
+        "-l",
+        MANAGER_SELECTOR,
+        "-o",
+        "json",
+    ])
+}
+
 /// The manager pods, once `count` of them run and are Ready, by name.
 fn wait_for_managers(kubectl: &Kubectl, count: usize) -> Vec<String> {
     wait_for(
         &format!("{count} manager pod(s) to be Ready"),
         POD_TIMEOUT,
         || {
-            let pods = kubectl.try_json(&[
-                "get",
-                "pods",
-                "-n",
-                NAMESPACE,
-                "-l",
-                MANAGER_SELECTOR,
-                "-o",
-                "json",
-            ])?;
+            let pods = manager_pods(kubectl)?;
             let ready: Vec<String> = pods["items"]
                 .as_array()
                 .unwrap()
@@ -278,16 +283,7 @@ fn wait_for_managers(kubectl: &Kubectl, count: usize) -> Vec<String> {
 /// The Ready manager pod that replaced `old`.
 fn wait_for_new_manager(kubectl: &Kubectl, old: &str) -> String {
     wait_for("a new manager pod to be Ready", POD_TIMEOUT, || {
-        let pods = kubectl.try_json(&[
-            "get",
-            "pods",
-            "-n",
-            NAMESPACE,
-            "-l",
-            MANAGER_SELECTOR,
-            "-o",
-            "json",
-        ])?;
+        let pods = manager_pods(kubectl)?;
         pods["items"]
             .as_array()
             .unwrap()

@@ -672,7 +672,8 @@ fn the_makefile_builds_the_bundle_the_catalog_and_installs_through_olm() {
         "{annotations}"
     );
 
-    // opm and the container tool are stand-ins that show what they were asked to do.
+    // opm and the container tool are stand-ins that show what they were asked to do; the tool is
+    // named podman, one of the three the Makefile accepts.
     let bin = project.root.join("test-bin");
     std::fs::create_dir(&bin).unwrap();
     write_script(
@@ -680,14 +681,14 @@ fn the_makefile_builds_the_bundle_the_catalog_and_installs_through_olm() {
         "#!/bin/sh\ncase \"$1\" in\n  init) printf -- '---\\nschema: olm.package\\nname: %s\\ndefaultChannel: %s\\n' \"$2\" \"${3#--default-channel=}\" ;;\n  render) test -f \"$2/metadata/annotations.yaml\" && printf -- '---\\nschema: olm.bundle\\nname: demo-operator.v0.1.0\\nimage: %s\\n' \"${3#--alpha-image-ref-template=}\" ;;\n  validate) test -f \"$2/demo-operator/index.yaml\" ;;\n  generate) touch \"$3.Dockerfile\" ;;\n  *) exit 1 ;;\nesac\n",
     );
     write_script(
-        &bin.join("container-tool"),
-        "#!/bin/sh\necho \"container-tool $*\" >> built.log\n",
+        &bin.join("podman"),
+        "#!/bin/sh\necho \"podman $*\" >> built.log\n",
     );
     let bundle_image = "registry.example.com/demo-operator-bundle:v0.1.0";
     project.make(&format!(
         "catalog-build OPM={} CONTAINER_TOOL={} IMAGE_TAG_BASE=registry.example.com/demo-operator",
         bin.join("opm").display(),
-        bin.join("container-tool").display()
+        bin.join("podman").display()
     ));
     let index = project.read("bin/catalog/demo-operator/index.yaml");
     let blobs: Vec<Value> = serde_saphyr::from_multiple(&index).unwrap();
@@ -703,7 +704,7 @@ fn the_makefile_builds_the_bundle_the_catalog_and_installs_through_olm() {
     let built = project.read("built.log");
     assert_eq!(
         built,
-        "container-tool build -f bin/catalog.Dockerfile -t registry.example.com/demo-operator-catalog:v0.1.0 bin/\n"
+        "podman build -f bin/catalog.Dockerfile -t registry.example.com/demo-operator-catalog:v0.1.0 bin/\n"
     );
 
     // olm-deploy applies config/olm with the catalog image in place of the placeholder.

@@ -144,7 +144,7 @@ impl Certificates {
         }
         let key = PrivateKeyDer::from_pem_slice(&key)
             .with_context(|| format!("{key_source} holds no PEM private key"))?;
-        let signing = super::tls::crypto_provider()
+        let signing = crypto_provider()
             .key_provider
             .load_private_key(key)
             .with_context(|| format!("{key_source} is not a key rustls can sign with"))?;
@@ -208,6 +208,15 @@ fn modified(dir: &Path) -> [Option<SystemTime>; 2] {
             .and_then(|m| m.modified())
             .ok()
     })
+}
+
+/// The cryptography of the manager's TLS: *ring*, which builds with a C compiler alone (no
+/// CMake or assembler as aws-lc-rs needs), so the manager builds the same on Alpine, in CI and
+/// on a laptop. rustls 0.23.48 deprecated it for lacking post-quantum key exchange; the
+/// manager's clients (the API server, Prometheus) then agree on X25519, as before.
+#[allow(deprecated)]
+pub(crate) fn crypto_provider() -> ::tokio_rustls::rustls::crypto::CryptoProvider {
+    ::tokio_rustls::rustls::crypto::ring::default_provider()
 }
 
 #[cfg(test)]

@@ -34,23 +34,15 @@ impl ResolvesServerCert for Resolver {
     }
 }
 
-/// The cryptography of the manager's TLS: *ring*, which builds with a C compiler alone (no
-/// CMake or assembler as aws-lc-rs needs), so the manager builds the same on Alpine, in CI and
-/// on a laptop. rustls 0.23.48 deprecated it for lacking post-quantum key exchange; the
-/// manager's clients (the API server, Prometheus) then agree on X25519, as before.
-#[allow(deprecated)]
-pub(crate) fn crypto_provider() -> rustls::crypto::CryptoProvider {
-    rustls::crypto::ring::default_provider()
-}
-
 /// The TLS configuration that serves whatever certificate `certificates` holds at the time of
 /// each handshake.
 pub(crate) fn tls_config(certificates: Arc<Certificates>) -> ::anyhow::Result<ServerConfig> {
-    let mut config = ServerConfig::builder_with_provider(Arc::new(crypto_provider()))
-        .with_safe_default_protocol_versions()
-        .context("cannot set up TLS")?
-        .with_no_client_auth()
-        .with_cert_resolver(Arc::new(Resolver(certificates)));
+    let mut config =
+        ServerConfig::builder_with_provider(Arc::new(super::certificates::crypto_provider()))
+            .with_safe_default_protocol_versions()
+            .context("cannot set up TLS")?
+            .with_no_client_auth()
+            .with_cert_resolver(Arc::new(Resolver(certificates)));
     config.alpn_protocols = vec![b"http/1.1".to_vec()];
     Ok(config)
 }

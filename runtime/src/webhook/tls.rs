@@ -11,9 +11,9 @@ use ::axum::Router;
 use ::tokio::net::{TcpListener, TcpStream};
 use ::tokio::sync::mpsc;
 use ::tokio_rustls::TlsAcceptor;
+use ::tokio_rustls::rustls::ServerConfig;
 use ::tokio_rustls::rustls::server::{ClientHello, ResolvesServerCert};
 use ::tokio_rustls::rustls::sign::CertifiedKey;
-use ::tokio_rustls::rustls::{self, ServerConfig};
 use ::tokio_rustls::server::TlsStream;
 use ::tokio_util::sync::CancellationToken;
 

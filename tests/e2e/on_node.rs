@@ -435,13 +435,7 @@ fn operands(kubectl: &Kubectl) {
         rolled.elapsed()
     );
 
-    set_spec(
-        kubectl,
-        "frontends.web.example.com",
-        "web",
-        json!({"replicas": 3}),
-    );
-    wait_condition(kubectl, "frontends.web.example.com", "web", "Available");
+    scale_frontend(kubectl, 3);
     wait_for(
         "a PodDisruptionBudget over three running pods",
         POD_TIMEOUT,
@@ -480,6 +474,17 @@ fn operands(kubectl: &Kubectl) {
             .then_some(())
             .ok_or_else(|| describe_pods(&pods))
     });
+}
+
+/// Scales the Frontend `web` to `replicas` and waits until it is Available again.
+fn scale_frontend(kubectl: &Kubectl, replicas: u32) {
+    set_spec(
+        kubectl,
+        "frontends.web.example.com",
+        "web",
+        json!({"replicas": replicas}),
+    );
+    wait_condition(kubectl, "frontends.web.example.com", "web", "Available");
 }
 
 fn set_spec(kubectl: &Kubectl, resource: &str, name: &str, spec: Value) {
@@ -738,13 +743,7 @@ fn upgrade(kubectl: &Kubectl, project: &Project, kubeconfig: &Path) {
             .then_some(())
             .ok_or(format!("{image} {status}"))
     });
-    set_spec(
-        kubectl,
-        "frontends.web.example.com",
-        "web",
-        json!({"replicas": 2}),
-    );
-    wait_condition(kubectl, "frontends.web.example.com", "web", "Available");
+    scale_frontend(kubectl, 2);
     for (resource, name) in [("deployments", "web"), ("statefulsets", "store")] {
         let list = kubectl.json(&["get", resource, "-n", APPS, "-o", "json"]);
         let owned: Vec<&Value> = list["items"]

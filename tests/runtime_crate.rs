@@ -94,10 +94,12 @@ fn the_runtime_crate_passes_its_own_tests() {
 }
 
 /// The crate's tests that need a real etcd and kube-apiserver, which its plain `cargo test`
-/// ignores: the manager's leader handover with and without warm standby, and a reconcile
-/// cancelled at its timeout and retried. They print what they measure.
+/// ignores: the manager's leader handover with and without warm standby, a reconcile
+/// cancelled at its timeout and retried, and an operand's projected workload cache (someone
+/// else's edit repaired, a restart over up-to-date workloads writing nothing). They print what
+/// they measure.
 #[test]
-fn the_runtime_manager_hands_over_and_times_out_on_a_control_plane() {
+fn the_runtime_manager_and_operand_cache_work_on_a_control_plane() {
     let assets = control_plane_assets();
     let output = cargo_with(
         &[
@@ -122,7 +124,7 @@ fn the_runtime_manager_hands_over_and_times_out_on_a_control_plane() {
         String::from_utf8_lossy(&output.stderr)
     );
     // Both ran against the control plane, rather than skipping for want of one.
-    assert!(text.contains("test result: ok. 2 passed"), "{text}");
+    assert!(text.contains("test result: ok. 3 passed"), "{text}");
     assert!(!text.contains("skipped"), "{text}");
     for line in text.lines().filter(|line| line.contains("->")) {
         eprintln!("[runtime on a control plane] {line}");

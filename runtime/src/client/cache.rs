@@ -36,26 +36,9 @@ pub(crate) fn cached_watch<K>(
 where
     K: Resource<DynamicType = ()> + Clone + Debug + DeserializeOwned + Send + Sync + 'static,
 {
-    cached_watch_shrunk(api, config, writer, |_| {})
-}
-
-/// [`cached_watch`], each object also shrunk by `shrink` before it is kept (see
-/// [`crate::compact`]).
-pub(crate) fn cached_watch_shrunk<K>(
-    api: Api<K>,
-    config: watcher::Config,
-    writer: Writer<K>,
-    shrink: fn(&mut K),
-) -> impl Stream<Item = Result<watcher::Event<K>, watcher::Error>> + Send + 'static
-where
-    K: Resource<DynamicType = ()> + Clone + Debug + DeserializeOwned + Send + Sync + 'static,
-{
     watcher(api, config)
         .default_backoff()
-        .modify(move |obj| {
-            trimmed(obj);
-            shrink(obj);
-        })
+        .modify(trimmed)
         .reflect(writer)
 }
 

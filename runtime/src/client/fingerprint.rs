@@ -3,6 +3,7 @@
 //! fingerprint (nothing was added to or removed from the desired object since it was applied)
 //! and every field the desired object sets has the same value (nobody changed them).
 
+use ::k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use ::kube::{Resource, ResourceExt as _};
 use ::serde::Serialize;
 use ::serde_json::Value;
@@ -24,12 +25,34 @@ pub(crate) fn fingerprinted<K: Resource + Serialize + Clone>(desired: &K) -> K {
 /// Whether `observed` already is what applying `desired` (fingerprinted) would make of it:
 /// the same fingerprint, and every field `desired` sets with the same value.
 pub(crate) fn is_up_to_date<K: Resource + Serialize>(observed: &K, desired: &K) -> bool {
-    let fingerprint = |obj: &K| obj.annotations().get(FINGERPRINT_ANNOTATION).cloned();
-    if fingerprint(observed).is_none() || fingerprint(observed) != fingerprint(desired) {
-        return false;
-    }
     let json = |obj: &K| serde_json::to_value(obj).expect("objects serialize");
-    contains(&json(observed), &json(desired))
+    has_same_fingerprint(observed.meta(), desired.meta())
+        && contains(&json(observed), &json(desired))
+}
+
+/// Whether the metadata `observed` holds the fingerprint of the `desired` one's object
+/// (fingerprinted) and every value it sets (labels, annotations, owner references): what
+/// [`is_up_to_date`] checks but the spec, for a copy that keeps none of its spec (an operand's
+/// cached workload).
+pub(crate) fn has_desired_metadata(observed: &ObjectMeta, desired: &ObjectMeta) -> bool {
+    let json = |meta: &ObjectMeta| serde_json::to_value(meta).expect("metadata serializes");
+    has_same_fingerprint(observed, desired) && contains(&json(observed), &json(desired))
+}
+
+/// The fingerprint `obj` holds, if any.
+pub(crate) fn fingerprint_of<K: Resource>(obj: &K) -> Option<&str> {
+    fingerprint_in(obj.meta())
+}
+
+fn fingerprint_in(meta: &ObjectMeta) -> Option<&str> {
+    meta.annotations
+        .as_ref()?
+        .get(FINGERPRINT_ANNOTATION)
+        .map(String::as_str)
+}
+
+fn has_same_fingerprint(observed: &ObjectMeta, desired: &ObjectMeta) -> bool {
+    fingerprint_in(observed).is_some() && fingerprint_in(observed) == fingerprint_in(desired)
 }
 
 /// Whether the status `observed` is `desired`, fields left unset (`null`) being absent.
@@ -52,10 +75,12 @@ fn without_nulls(value: &Value) -> Value {
 }
 
 /// Whether `observed` holds every value `desired` sets. A `null` is a field left unset, so
-/// it matches a missing field; lists match item by item, and must be as long.
+/// it matches a missing field, and so does an empty list, which the API server does not store;
+/// lists match item by item, and must be as long.
 pub(crate) fn contains(observed: &Value, desired: &Value) -> bool {
     match (observed, desired) {
         (_, Value::Null) => true,
+        (Value::Null, Value::Array(items)) if items.is_empty() => true,
         (Value::Object(observed), Value::Object(desired)) => desired
             .iter()
             .all(|(key, value)| contains(observed.get(key).unwrap_or(&Value::Null), value)),
@@ -70,10 +95,14 @@ pub(crate) fn contains(observed: &Value, desired: &Value) -> bool {
 /// FNV-1a, 64 bits, in hexadecimal: stable across Rust releases and processes, unlike std's
 /// hasher, so that a new manager recognises what an earlier one applied.
 pub(crate) fn hash(bytes: &[u8]) -> String {
-    let hash = bytes.iter().fold(0xcbf2_9ce4_8422_2325_u64, |hash, byte| {
+    format!("{:016x}", hash64(bytes))
+}
+
+/// The FNV-1a hash of `bytes` that [`hash`] writes out.
+pub(crate) fn hash64(bytes: &[u8]) -> u64 {
+    bytes.iter().fold(0xcbf2_9ce4_8422_2325_u64, |hash, byte| {
         (hash ^ u64::from(*byte)).wrapping_mul(0x0100_0000_01b3)
-    });
-    format!("{hash:016x}")
+    })
 }
 
 #[cfg(test)]

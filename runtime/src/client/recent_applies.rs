@@ -26,12 +26,23 @@ use super::fingerprint::FINGERPRINT_ANNOTATION;
 /// again (its owner was deleted), and is dropped.
 const REMEMBERED_FOR: Duration = Duration::from_secs(120);
 
+/// How often, at most, the entries older than [`REMEMBERED_FOR`] are dropped: each time walks
+/// them all, which at thousands of objects should not happen on every apply.
+const PRUNED_EVERY: Duration = Duration::from_secs(10);
+
 /// The applies of one manager whose copies have not been seen yet: see the module's
 /// documentation.
 #[derive(Debug, Default)]
 pub struct RecentApplies {
+    remembered: Mutex<Remembered>,
+}
+
+#[derive(Debug, Default)]
+struct Remembered {
     /// Fingerprint applied and when, by object (`apiVersion/kind/namespace/name`).
-    applied: Mutex<HashMap<String, (String, Instant)>>,
+    applied: HashMap<String, (String, Instant)>,
+    /// When the old entries were last dropped.
+    pruned: Option<Instant>,
 }
 
 impl RecentApplies {
@@ -61,25 +72,34 @@ impl RecentApplies {
     pub(crate) fn remember(&self, key: String, fingerprint: String) {
         let now = Instant::now();
         let mut remembered = self.lock();
-        remembered.retain(|_, (_, at)| now.duration_since(*at) < REMEMBERED_FOR);
-        remembered.insert(key, (fingerprint, now));
+        if remembered
+            .pruned
+            .is_none_or(|pruned| now.duration_since(pruned) >= PRUNED_EVERY)
+        {
+            remembered
+                .applied
+                .retain(|_, (_, at)| now.duration_since(*at) < REMEMBERED_FOR);
+            remembered.pruned = Some(now);
+        }
+        remembered.applied.insert(key, (fingerprint, now));
     }
 
     /// Whether `fingerprint` is the last thing applied to the object `key` names, lately.
     pub(crate) fn remembers(&self, key: &str, fingerprint: &str) -> bool {
         self.lock()
+            .applied
             .get(key)
             .is_some_and(|(applied, at)| applied == fingerprint && at.elapsed() < REMEMBERED_FOR)
     }
 
     /// Forgets the object `key` names.
     pub(crate) fn forget(&self, key: &str) {
-        self.lock().remove(key);
+        self.lock().applied.remove(key);
     }
 
-    fn lock(&self) -> ::std::sync::MutexGuard<'_, HashMap<String, (String, Instant)>> {
+    fn lock(&self) -> ::std::sync::MutexGuard<'_, Remembered> {
         // A panic elsewhere while holding the lock leaves a map that is still whole.
-        self.applied
+        self.remembered
             .lock()
             .unwrap_or_else(::std::sync::PoisonError::into_inner)
     }

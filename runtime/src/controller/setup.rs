@@ -17,7 +17,7 @@ use super::Reconcile;
 use super::driver::Driver;
 use super::queue::Queue;
 use crate::client::Context;
-use crate::client::cache::{cached_watch, cached_watch_shrunk};
+use crate::client::cache::cached_watch;
 use crate::error::Error;
 use crate::object::ApiObject;
 
@@ -59,27 +59,12 @@ impl<R: Reconcile> Setup<R> {
     /// Like [`Setup::owns`], and also keeps the watched objects, trimmed, in `writer`'s store:
     /// what a reconciler compares its desired objects with instead of reading them.
     #[must_use]
-    pub fn owns_cached<C>(self, config: watcher::Config, writer: Writer<C>) -> Self
-    where
-        C: ApiObject,
-    {
-        self.owns_cached_shrunk(config, writer, |_| {})
-    }
-
-    /// Like [`Setup::owns_cached`], each copy also shrunk by `shrink` (see
-    /// [`crate::compact`]).
-    #[must_use]
-    pub(crate) fn owns_cached_shrunk<C>(
-        mut self,
-        config: watcher::Config,
-        writer: Writer<C>,
-        shrink: fn(&mut C),
-    ) -> Self
+    pub fn owns_cached<C>(mut self, config: watcher::Config, writer: Writer<C>) -> Self
     where
         C: ApiObject,
     {
         let add: AddWatch<R::Object> = Box::new(move |controller, ctx| {
-            let watch = cached_watch_shrunk(ctx.watched::<C>(), config, writer, shrink);
+            let watch = cached_watch(ctx.watched::<C>(), config, writer);
             controller.owns_stream(watch.touched_objects())
         });
         self.watches.push(add);

@@ -10,13 +10,13 @@ use ::kube::{Resource, ResourceExt as _};
 use ::serde::Serialize;
 
 use super::changes::changes;
-use super::compact::unpacked;
 use super::workload::Workload;
+use super::workload_cache::{Judgment, WorkloadCache};
 use crate::client::Applied;
 use crate::client::Context;
-use crate::client::cache::{cached, is_synced};
-use crate::client::fingerprint::{fingerprinted, is_up_to_date};
-use crate::conditions::{Conditions, DEGRADED};
+use crate::client::cache::is_synced;
+use crate::client::fingerprint::fingerprinted;
+use crate::conditions::{AVAILABLE, Conditions, DEGRADED, conditions_in};
 use crate::controller::RESYNC_PERIOD;
 use crate::error::Error;
 use crate::identity::field_manager;
@@ -27,11 +27,17 @@ impl Context {
     /// [`Context::apply_workload`]), then the status that `status` makes of what the workload
     /// reports, and publishes a `Warning` event when its [`DEGRADED`] condition turns `True`.
     /// Reconciles again after [`RESYNC_PERIOD`] to correct drift.
+    ///
+    /// While the object is not [`AVAILABLE`] and stays so, a status whose conditions keep their
+    /// status and reason is not written: the workload's steps on its way up (pods created, a
+    /// first of several ready) would each rewrite it. An object therefore costs one status
+    /// write when it is created and one when it becomes available, and its counts and messages
+    /// are those of the last write until then.
     pub async fn apply_operand<K, W, S>(
         &self,
         owner: &K,
         workload: &W,
-        cache: &Store<W>,
+        cache: &WorkloadCache<W>,
         container: &str,
         status: S,
     ) -> Result<Action, Error>
@@ -44,25 +50,29 @@ impl Context {
             .apply_workload(owner, workload, cache, container)
             .await?;
         let status = status(owner, &applied, &Conditions::of(owner, Timestamp::now()));
+        if is_still_unavailable(owner.status(), &status) {
+            return Ok(Action::requeue(RESYNC_PERIOD));
+        }
         let update = self.apply_status(owner, &status).await?;
         update.warn_if_turned_true(DEGRADED).await;
         Ok(Action::requeue(RESYNC_PERIOD))
     }
 
     /// Applies `desired`, the workload of an operand, unless its copy in `cache` shows it
-    /// unchanged (see [`Context::apply_cached`]), and publishes an event about `owner` for
-    /// each change that makes to the running application (see [`changes`]); returns the
-    /// workload as stored, with the status it reports.
+    /// unchanged (see [`WorkloadCache`]), and publishes an event about `owner` for each change
+    /// that makes to the running application (see [`changes`]); returns the workload as
+    /// stored, with the status it reports (or its cached copy, which keeps what the status
+    /// reads: the replicas, the containers' images and the whole status).
     ///
     /// The workload is written without being read when the watch has listed everything and
     /// nothing says the copy lags behind this manager's own last apply (see
-    /// the `recent_applies` module); otherwise it is read first, so that the events say what
-    /// changes now, once.
+    /// the `recent_applies` module) or that it may be up to date; otherwise it is read first,
+    /// so that the events say what changes now, once, and an up-to-date one is not written.
     pub async fn apply_workload<K, W>(
         &self,
         owner: &K,
         desired: &W,
-        cache: &Store<W>,
+        cache: &WorkloadCache<W>,
         container: &str,
     ) -> Result<W, Error>
     where
@@ -70,12 +80,18 @@ impl Context {
         W: Workload,
     {
         let desired = fingerprinted(desired);
-        let applied = match cached(cache, &desired).map(unpacked) {
-            Some(observed) if is_up_to_date(&observed, &desired) => {
+        let copy = cache.copy_of(&desired);
+        let judgment = copy.as_deref().map(|copy| cache.judge(copy, &desired));
+        let applied = match copy {
+            Some(copy) if judgment == Some(Judgment::UpToDate) => {
                 self.recent_applies.seen(&desired);
-                Applied::unchanged(observed)
+                Applied::unchanged(copy.restored())
             }
-            observed if is_synced(cache) && !self.recent_applies.awaits(&desired) => {
+            copy if judgment != Some(Judgment::Unproven)
+                && is_synced(cache.store())
+                && !self.recent_applies.awaits(&desired) =>
+            {
+                let observed = copy.map(|copy| copy.restored());
                 // Boxed, like the read and apply below: a workload is kilobytes, and the
                 // future holding several would crowd a test thread's stack in a debug build.
                 let stored = Box::pin(self.apply(&desired)).await?;
@@ -86,6 +102,7 @@ impl Context {
                     None if written_by_others(&stored) => Some(stored.clone()),
                     observed => observed,
                 };
+                cache.prove(&stored);
                 Applied {
                     object: stored,
                     before,
@@ -98,6 +115,7 @@ impl Context {
                 if !applied.written {
                     self.recent_applies.seen(&desired);
                 }
+                cache.prove(&applied.object);
                 applied
             }
         };
@@ -121,6 +139,31 @@ impl Context {
         }
         Ok(applied.object)
     }
+}
+
+/// Whether the status `desired` only tells of steps on the way to available that the
+/// `current` one does not: both not [`AVAILABLE`], with the same conditions but for their
+/// messages and transition times (see [`Context::apply_operand`]). Without a current status,
+/// or with a condition that changed status, reason or observed generation, it tells news.
+fn is_still_unavailable<S: Serialize>(current: Option<&S>, desired: &S) -> bool {
+    let Some(current) = current else {
+        return false;
+    };
+    let summary = |status: Option<&S>| {
+        let mut conditions: Vec<_> = conditions_in(status)
+            .into_iter()
+            .map(|c| (c.type_, c.status, c.reason, c.observed_generation))
+            .collect();
+        conditions.sort();
+        conditions
+    };
+    let (before, after) = (summary(Some(current)), summary(Some(desired)));
+    let unavailable = |conditions: &[(String, String, String, Option<i64>)]| {
+        conditions
+            .iter()
+            .any(|(type_, status, ..)| type_ == AVAILABLE && status == "False")
+    };
+    unavailable(&before) && before == after
 }
 
 /// Whether the watch's `copy` of a workload missed a change someone else made to its spec

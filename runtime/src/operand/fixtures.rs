@@ -1,11 +1,16 @@
 //! What the operand's tests share: a Deployment of the test widget, and what it reports.
 
-use ::k8s_openapi::api::apps::v1::{Deployment, DeploymentSpec, DeploymentStatus};
-use ::k8s_openapi::api::core::v1::Container;
+use ::k8s_openapi::api::apps::v1::{
+    Deployment, DeploymentCondition, DeploymentSpec, DeploymentStatus, StatefulSet,
+    StatefulSetSpec, StatefulSetStatus,
+};
+use ::k8s_openapi::api::core::v1::{Container, PersistentVolumeClaim};
+use ::serde_json::json;
 
 use super::pods::RestrictedPods;
 use super::progress::Progress;
 use super::workload::Workload as _;
+use crate::client::fingerprint::fingerprinted;
 use crate::object::{AppLabels, owned_by};
 use crate::test_kinds;
 
@@ -52,4 +57,55 @@ pub(super) fn progress(replicas: i32, ready: i32, updated: i32) -> Progress {
         updated,
         ..Progress::default()
     }
+}
+
+/// A Deployment of 3 pods as stored: fingerprinted, with a uid, at `generation`, 2 pods
+/// ready and its progress deadline passed.
+pub(super) fn stored_deployment(generation: i64) -> Deployment {
+    let conditions: Vec<DeploymentCondition> = serde_json::from_value(json!([{
+        "type": "Progressing", "status": "False", "reason": "ProgressDeadlineExceeded",
+        "message": "took too long",
+    }]))
+    .expect("conditions");
+    let mut stored = reporting(
+        fingerprinted(&deployment(3, IMAGE)),
+        DeploymentStatus {
+            conditions: Some(conditions),
+            observed_generation: Some(generation - 1),
+            ..deployment_status(3, 2)
+        },
+    );
+    stored.metadata.uid = Some("5e0c-1".to_owned());
+    stored.metadata.generation = Some(generation);
+    stored
+}
+
+/// A StatefulSet of 2 pods with a volume claim template, rolling out a new revision.
+pub(super) fn rolling_statefulset() -> StatefulSet {
+    let owner = test_kinds::widget();
+    let labels = AppLabels::new("widget", "store", &owner);
+    let container = Container {
+        name: "app".to_owned(),
+        image: Some(IMAGE.to_owned()),
+        args: Some(vec!["--data=/data".to_owned()]),
+        ..Container::default()
+    };
+    let spec = StatefulSetSpec {
+        replicas: Some(2),
+        selector: labels.label_selector(),
+        service_name: Some("widget".to_owned()),
+        template: RestrictedPods::new(labels.all(), container).template(),
+        volume_claim_templates: Some(vec![PersistentVolumeClaim::default()]),
+        ..StatefulSetSpec::default()
+    };
+    let mut statefulset = StatefulSet::with_spec(owned_by(&owner, labels.all()), spec);
+    statefulset.status = Some(StatefulSetStatus {
+        replicas: 2,
+        ready_replicas: Some(1),
+        updated_replicas: Some(2),
+        current_revision: Some("widget-1".to_owned()),
+        update_revision: Some("widget-2".to_owned()),
+        ..StatefulSetStatus::default()
+    });
+    statefulset
 }

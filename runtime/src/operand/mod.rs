@@ -63,7 +63,6 @@ mod apply;
 mod autoscaler;
 mod budget;
 mod changes;
-pub(crate) mod compact;
 pub mod cronjob;
 pub mod job;
 mod pods;
@@ -71,6 +70,8 @@ mod progress;
 mod reconciler;
 pub mod serving;
 mod workload;
+mod workload_cache;
+mod workload_copy;
 
 #[cfg(test)]
 mod fixtures;
@@ -83,4 +84,6 @@ pub use self::reconciler::{
     DesiredAutoscaling, DesiredService, DesiredStatus, DesiredWorkload, Operand,
 };
 pub use self::workload::Workload;
+pub use self::workload_cache::WorkloadCache;
+pub use self::workload_copy::WorkloadCopy;
 pub use crate::conditions::{AVAILABLE, DEGRADED, PROGRESSING};

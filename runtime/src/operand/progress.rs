@@ -40,7 +40,7 @@ impl Progress {
     }
 
     /// The [`PROGRESSING`] condition: whether a rollout or a scaling is under way, or pods are
-    /// not ready yet.
+    /// not ready yet. While no pod is ready, it says only that.
     pub fn progressing(&self, conditions: &Conditions, wanted: i32) -> Condition {
         let Self {
             workload,
@@ -49,7 +49,13 @@ impl Progress {
             updated,
             ..
         } = *self;
-        let (progressing, reason, message) = if self.pending {
+        let (progressing, reason, message) = if ready == 0 && wanted > 0 {
+            // Nothing runs yet: a new workload, or one whose pods all fail. Its controller's
+            // steps on the way (acting on the spec, creating pods) are not news to the owner,
+            // and reporting each would rewrite its status at every one.
+            let message = format!("0 of {wanted} replicas ready");
+            (true, "WaitingForReadyReplicas", message)
+        } else if self.pending {
             let message = format!("The {workload} controller has not acted on the new spec yet");
             (true, "Updating", message)
         } else if updated < replicas || self.rolling {

@@ -15,8 +15,9 @@ use ::serde::Serialize;
 
 use super::autoscaler::{self, Autoscaling};
 use super::budget;
-use super::compact::packed;
 use super::workload::Workload;
+use super::workload_cache::WorkloadCache;
+use super::workload_copy::WorkloadCopy;
 use crate::client::Context;
 use crate::conditions::Conditions;
 use crate::controller::{Reconcile, Setup, controller, controller_name};
@@ -45,7 +46,7 @@ pub struct Operand<K: HasStatus, W: Workload> {
     autoscaling: Option<DesiredAutoscaling<K>>,
     /// The workloads, Services, budgets and autoscalers the controller's watches keep, which a steady
     /// reconcile compares the desired ones with instead of reading them.
-    workloads: Store<W>,
+    workloads: WorkloadCache<W>,
     services: Store<Service>,
     budgets: Store<PodDisruptionBudget>,
     autoscalers: Store<HorizontalPodAutoscaler>,
@@ -56,7 +57,7 @@ pub struct Operand<K: HasStatus, W: Workload> {
 
 /// What fills an [`Operand`]'s stores.
 struct Writers<W: Workload> {
-    workloads: Writer<W>,
+    workloads: Writer<WorkloadCopy<W>>,
     services: Writer<Service>,
     budgets: Writer<PodDisruptionBudget>,
     autoscalers: Writer<HorizontalPodAutoscaler>,
@@ -86,7 +87,7 @@ where
             service: None,
             disruption_budget: false,
             autoscaling: None,
-            workloads,
+            workloads: WorkloadCache::new(workloads),
             services,
             budgets,
             autoscalers,
@@ -151,14 +152,11 @@ where
         };
         ctx.metrics.count_replicas(
             &controller_name::<K>(),
-            self.workloads.clone(),
+            self.workloads.store().clone(),
             replicas::<W>,
         );
-        let mut setup = controller(ctx, self).owns_cached_shrunk::<W>(
-            made.clone(),
-            writers.workloads,
-            packed::<W>,
-        );
+        let mut setup =
+            controller(ctx, self).owns_cached::<WorkloadCopy<W>>(made.clone(), writers.workloads);
         if has_service {
             setup = setup.owns_cached::<Service>(made.clone(), writers.services);
         }
@@ -173,8 +171,8 @@ where
 }
 
 /// What the metrics count of a workload: the pods it asks for, and those ready.
-fn replicas<W: Workload>(workload: &W) -> (i32, i32) {
-    (workload.replicas(), workload.progress().ready)
+fn replicas<W: Workload>(copy: &WorkloadCopy<W>) -> (i32, i32) {
+    (copy.replicas(), copy.progress().ready)
 }
 
 impl<K, W> Reconcile for Operand<K, W>

@@ -6,11 +6,17 @@
 //! are optional; before, the reverse. Everything here compiles either way, so a project keeps
 //! building when the version feature in Cargo.toml changes.
 
+use ::std::fmt::Debug;
+
 use ::k8s_openapi::NamespaceResourceScope;
-use ::k8s_openapi::api::apps::v1::{Deployment, DeploymentSpec, StatefulSet, StatefulSetSpec};
+use ::k8s_openapi::api::apps::v1::{
+    Deployment, DeploymentSpec, DeploymentStatus, StatefulSet, StatefulSetSpec, StatefulSetStatus,
+};
 use ::k8s_openapi::api::core::v1::{PodSpec, PodTemplateSpec};
 use ::k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, ObjectMeta};
 use ::kube::Resource;
+use ::serde::Serialize;
+use ::serde::de::DeserializeOwned;
 
 use super::progress::Progress;
 use crate::object::ApiObject;
@@ -20,6 +26,9 @@ pub trait Workload: ApiObject + Resource<Scope = NamespaceResourceScope> {
     /// The spec type: `DeploymentSpec` or `StatefulSetSpec`.
     type Spec;
 
+    /// The status type: `DeploymentStatus` or `StatefulSetStatus`.
+    type Status: Clone + Debug + PartialEq + Serialize + DeserializeOwned + Send + Sync + 'static;
+
     /// Whether the Service in front of its pods is headless: a StatefulSet's governs it and
     /// gives each pod a DNS name.
     const HEADLESS_SERVICE: bool;
@@ -27,26 +36,43 @@ pub trait Workload: ApiObject + Resource<Scope = NamespaceResourceScope> {
     /// A workload with `metadata` and `spec`.
     fn with_spec(metadata: ObjectMeta, spec: Self::Spec) -> Self;
 
+    /// A workload with `metadata`, of `replicas` pods of `template` that `selector` selects,
+    /// reporting `status`: what a cached copy of one restores (see
+    /// [`WorkloadCopy`](super::WorkloadCopy)).
+    fn restored(
+        metadata: ObjectMeta,
+        replicas: i32,
+        selector: LabelSelector,
+        template: PodTemplateSpec,
+        status: Option<Self::Status>,
+    ) -> Self;
+
     /// The number of pods the spec asks for (1 when unset, as Kubernetes defaults it).
     fn replicas(&self) -> i32;
 
     /// The spec of its pods.
     fn pod_spec(&self) -> Option<&PodSpec>;
 
-    /// The template of its pods, which the controllers' copies keep packed as JSON.
-    fn template_mut(&mut self) -> Option<&mut PodTemplateSpec>;
-
     /// The selector of its pods.
     fn selector(&self) -> Option<&LabelSelector>;
 
+    /// What it reports, once its controller has acted.
+    fn reported(&self) -> Option<&Self::Status>;
+
+    /// How far a workload at `generation` that reports `status` has come.
+    fn progress_of(generation: Option<i64>, status: Option<&Self::Status>) -> Progress;
+
     /// How far it has come, from what it reports in its status.
-    fn progress(&self) -> Progress;
+    fn progress(&self) -> Progress {
+        Self::progress_of(self.meta().generation, self.reported())
+    }
 }
 
 // `spec.into()` wraps the spec in `Some` before Kubernetes 1.37, and is the spec itself after.
 #[allow(clippy::useless_conversion)]
 impl Workload for Deployment {
     type Spec = DeploymentSpec;
+    type Status = DeploymentStatus;
     const HEADLESS_SERVICE: bool = false;
 
     fn with_spec(metadata: ObjectMeta, spec: DeploymentSpec) -> Self {
@@ -67,9 +93,23 @@ impl Workload for Deployment {
         spec.and_then(|spec| spec.template.spec.as_ref())
     }
 
-    fn template_mut(&mut self) -> Option<&mut PodTemplateSpec> {
-        let spec: Option<&mut DeploymentSpec> = Option::from(&mut self.spec);
-        spec.map(|spec| &mut spec.template)
+    fn restored(
+        metadata: ObjectMeta,
+        replicas: i32,
+        selector: LabelSelector,
+        template: PodTemplateSpec,
+        status: Option<DeploymentStatus>,
+    ) -> Self {
+        let spec = DeploymentSpec {
+            replicas: Some(replicas),
+            selector,
+            template,
+            ..DeploymentSpec::default()
+        };
+        Deployment {
+            status,
+            ..Self::with_spec(metadata, spec)
+        }
     }
 
     fn selector(&self) -> Option<&LabelSelector> {
@@ -77,14 +117,19 @@ impl Workload for Deployment {
         spec.map(|spec| &spec.selector)
     }
 
-    fn progress(&self) -> Progress {
-        let status = self.status.clone().unwrap_or_default();
+    fn reported(&self) -> Option<&DeploymentStatus> {
+        self.status.as_ref()
+    }
+
+    fn progress_of(generation: Option<i64>, status: Option<&DeploymentStatus>) -> Progress {
+        let unknown = DeploymentStatus::default();
+        let status = status.unwrap_or(&unknown);
         Progress {
             workload: "Deployment",
             replicas: status.replicas.unwrap_or(0),
             ready: status.ready_replicas.unwrap_or(0),
             updated: status.updated_replicas.unwrap_or(0),
-            pending: status.observed_generation < self.metadata.generation,
+            pending: status.observed_generation < generation,
             rolling: false,
         }
     }
@@ -93,6 +138,7 @@ impl Workload for Deployment {
 #[allow(clippy::useless_conversion)]
 impl Workload for StatefulSet {
     type Spec = StatefulSetSpec;
+    type Status = StatefulSetStatus;
     const HEADLESS_SERVICE: bool = true;
 
     fn with_spec(metadata: ObjectMeta, spec: StatefulSetSpec) -> Self {
@@ -113,9 +159,23 @@ impl Workload for StatefulSet {
         spec.and_then(|spec| spec.template.spec.as_ref())
     }
 
-    fn template_mut(&mut self) -> Option<&mut PodTemplateSpec> {
-        let spec: Option<&mut StatefulSetSpec> = Option::from(&mut self.spec);
-        spec.map(|spec| &mut spec.template)
+    fn restored(
+        metadata: ObjectMeta,
+        replicas: i32,
+        selector: LabelSelector,
+        template: PodTemplateSpec,
+        status: Option<StatefulSetStatus>,
+    ) -> Self {
+        let spec = StatefulSetSpec {
+            replicas: Some(replicas),
+            selector,
+            template,
+            ..StatefulSetSpec::default()
+        };
+        StatefulSet {
+            status,
+            ..Self::with_spec(metadata, spec)
+        }
     }
 
     fn selector(&self) -> Option<&LabelSelector> {
@@ -123,14 +183,19 @@ impl Workload for StatefulSet {
         spec.map(|spec| &spec.selector)
     }
 
-    fn progress(&self) -> Progress {
-        let status = self.status.clone().unwrap_or_default();
+    fn reported(&self) -> Option<&StatefulSetStatus> {
+        self.status.as_ref()
+    }
+
+    fn progress_of(generation: Option<i64>, status: Option<&StatefulSetStatus>) -> Progress {
+        let unknown = StatefulSetStatus::default();
+        let status = status.unwrap_or(&unknown);
         Progress {
             workload: "StatefulSet",
             replicas: status.replicas,
             ready: status.ready_replicas.unwrap_or(0),
             updated: status.updated_replicas.unwrap_or(0),
-            pending: status.observed_generation < self.metadata.generation,
+            pending: status.observed_generation < generation,
             rolling: status.current_revision != status.update_revision,
         }
     }

@@ -75,6 +75,13 @@ fn unset_fields_match_missing_ones_and_lists_match_item_by_item() {
     assert!(!contains(&observed, &json!({"list": [{"x": 1}, {"x": 1}]})));
     assert!(!contains(&observed, &json!({"b": 1})));
     assert!(!contains(&observed, &json!({"a": "1"})));
+    // The API server stores no empty list: `volumes: []` is what it returns as no field.
+    assert!(contains(&observed, &json!({"volumes": []})));
+    assert!(!contains(&observed, &json!({"volumes": [{"name": "tmp"}]})));
+    assert!(
+        !contains(&observed, &json!({"b": {"emptyDir": {}}})),
+        "an empty map is a value"
+    );
 }
 
 #[test]

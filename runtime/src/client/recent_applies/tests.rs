@@ -25,7 +25,7 @@ fn an_apply_is_awaited_until_it_is_seen() {
     assert!(recent.awaits(&applied));
     recent.seen(&applied);
     assert!(!recent.awaits(&applied));
-    assert!(recent.lock().is_empty());
+    assert!(recent.lock().applied.is_empty());
 }
 
 #[test]
@@ -50,19 +50,34 @@ fn an_object_without_a_fingerprint_is_not_remembered() {
     let mut applied = config_map("db", "3");
     applied.annotations_mut().clear();
     recent.record(&applied);
-    assert!(recent.lock().is_empty());
+    assert!(recent.lock().applied.is_empty());
 }
 
 #[test]
-fn old_applies_are_dropped_when_another_is_recorded() {
+fn old_applies_are_dropped_when_another_is_recorded_at_most_every_few_seconds() {
     let recent = RecentApplies::default();
     let old = config_map("old", "1");
     let long_ago = Instant::now()
         .checked_sub(REMEMBERED_FOR)
         .expect("the clock reaches back that far");
     let fingerprint = old.annotations()[FINGERPRINT_ANNOTATION].clone();
-    recent.lock().insert(key(&old), (fingerprint, long_ago));
+    recent
+        .lock()
+        .applied
+        .insert(key(&old), (fingerprint.clone(), long_ago));
     assert!(!recent.awaits(&old), "too old to be awaited");
     recent.record(&config_map("new", "1"));
-    assert_eq!(recent.lock().len(), 1, "only the new apply is left");
+    assert_eq!(recent.lock().applied.len(), 1, "only the new apply is left");
+
+    // Pruned a moment ago: the next apply leaves the old entry for a later one.
+    recent
+        .lock()
+        .applied
+        .insert(key(&old), (fingerprint, long_ago));
+    recent.record(&config_map("newer", "1"));
+    assert_eq!(recent.lock().applied.len(), 3, "not walked again so soon");
+    let pruned = recent.lock().pruned.expect("pruned once");
+    recent.lock().pruned = pruned.checked_sub(PRUNED_EVERY);
+    recent.record(&config_map("newest", "1"));
+    assert_eq!(recent.lock().applied.len(), 3, "the old entry is gone");
 }

@@ -5,6 +5,7 @@ use ::kube::ResourceExt as _;
 use ::serde_json::json;
 
 use super::*;
+use crate::operand::WorkloadCopy;
 use crate::operand::fixtures::{IMAGE, deployment, deployment_status, progress, reporting};
 use crate::operand::progress::failure;
 use crate::{test_kinds, testing};
@@ -140,35 +141,36 @@ async fn a_failed_apply_fails_without_an_event() {
     assert_eq!(error.reason(), "kube_api");
 }
 
-fn nothing_cached() -> Store<Deployment> {
-    ::kube::runtime::reflector::store().0
+fn nothing_cached() -> WorkloadCache<Deployment> {
+    WorkloadCache::new(::kube::runtime::reflector::store().0)
 }
 
-/// A cache holding `workload`, as its watch would: packed (see [`crate::compact`]).
-fn cache_of(workload: &Deployment) -> Store<Deployment> {
+/// A cache holding `workload`, as its watch would: a copy (see [`WorkloadCopy`]).
+fn cache_of(workload: &Deployment) -> WorkloadCache<Deployment> {
     let (store, mut writer) = ::kube::runtime::reflector::store();
-    writer.apply_watcher_event(&::kube::runtime::watcher::Event::Apply(packed_copy(
+    writer.apply_watcher_event(&::kube::runtime::watcher::Event::Apply(WorkloadCopy::of(
         workload,
     )));
-    store
-}
-
-fn packed_copy(workload: &Deployment) -> Deployment {
-    let mut copy = workload.clone();
-    crate::operand::compact::packed(&mut copy);
-    copy
+    WorkloadCache::new(store)
 }
 
 /// A cache whose watch has listed everything: `workloads` are all there is.
-fn synced_cache_of(workloads: &[Deployment]) -> Store<Deployment> {
+fn synced_cache_of(workloads: &[Deployment]) -> WorkloadCache<Deployment> {
     use ::kube::runtime::watcher::Event;
     let (store, mut writer) = ::kube::runtime::reflector::store();
     writer.apply_watcher_event(&Event::Init);
     for workload in workloads {
-        writer.apply_watcher_event(&Event::InitApply(packed_copy(workload)));
+        writer.apply_watcher_event(&Event::InitApply(WorkloadCopy::of(workload)));
     }
     writer.apply_watcher_event(&Event::InitDone);
-    store
+    WorkloadCache::new(store)
+}
+
+/// `workload` as the API server stores it: with a uid, at `generation`.
+fn stored_at(mut workload: Deployment, generation: i64) -> Deployment {
+    workload.metadata.uid = Some("b2c9a4d0-workload".to_owned());
+    workload.metadata.generation = Some(generation);
+    workload
 }
 
 #[tokio::test]
@@ -269,18 +271,94 @@ async fn a_steady_reconcile_of_an_unchanged_operand_sends_nothing() {
         crate::client::fingerprint::fingerprinted(&desired),
         deployment_status(1, 1),
     );
+    let running = stored_at(running, 1);
     let conditions = Conditions::of(&owner, Timestamp::now());
     owner.status = Some(widget_status(&owner, &running, &conditions));
+    let cache = cache_of(&running);
+    cache.prove(&running);
 
     // Any request, a read or a write, would fail the scenario.
     let action = server
         .run(
-            ctx.apply_operand(&owner, &desired, &cache_of(&running), "app", widget_status),
+            ctx.apply_operand(&owner, &desired, &cache, "app", widget_status),
             async |_| {},
         )
         .await
         .expect("the operand is reconciled");
     assert_eq!(action, Action::requeue(RESYNC_PERIOD));
+}
+
+#[tokio::test]
+async fn a_copy_never_proven_is_read_once_and_not_written_when_up_to_date() {
+    let (ctx, mut server) = testing::context();
+    let mut owner = test_kinds::widget();
+    let desired = deployment(1, IMAGE);
+    // What a manager that just started finds: a workload an earlier one applied.
+    let running = stored_at(
+        reporting(
+            crate::client::fingerprint::fingerprinted(&desired),
+            deployment_status(1, 1),
+        ),
+        4,
+    );
+    let conditions = Conditions::of(&owner, Timestamp::now());
+    owner.status = Some(widget_status(&owner, &running, &conditions));
+    let cache = synced_cache_of(std::slice::from_ref(&running));
+
+    server
+        .run(
+            ctx.apply_operand(&owner, &desired, &cache, "app", widget_status),
+            async |server| server.expect_get(&desired, Some(&running)).await,
+        )
+        .await
+        .expect("the operand is reconciled");
+    // Proven now: the next reconcile sends nothing (any request would fail it).
+    server
+        .run(
+            ctx.apply_operand(&owner, &desired, &cache, "app", widget_status),
+            async |_| {},
+        )
+        .await
+        .expect("the operand is reconciled");
+}
+
+#[tokio::test]
+async fn a_spec_someone_changed_after_the_proof_is_applied_again_without_a_read() {
+    let (ctx, mut server) = testing::context();
+    let owner = test_kinds::widget();
+    let desired = deployment(1, IMAGE);
+    let applied = stored_at(crate::client::fingerprint::fingerprinted(&desired), 1);
+    // Someone scaled it to 5: the spec changed, so did the generation; the fingerprint and
+    // the metadata did not.
+    let fingerprint = crate::client::fingerprint::FINGERPRINT_ANNOTATION.to_owned();
+    let mut edited = stored_at(deployment(5, IMAGE), 2);
+    let applied_fingerprint = applied.annotations()[&fingerprint].clone();
+    edited
+        .annotations_mut()
+        .insert(fingerprint, applied_fingerprint);
+    let cache = synced_cache_of(std::slice::from_ref(&edited));
+    cache.prove(&applied);
+
+    let stored = server
+        .run(
+            ctx.apply_workload(&owner, &desired, &cache, "app"),
+            async |server| {
+                let request = server.expect_applied(&desired).await;
+                request.reply(StatusCode::OK, &stored_at(applied.clone(), 3));
+                let event = server.expect_event(&owner, "Normal", "Scaled").await;
+                assert_eq!(event["note"], "Scaled from 5 to 1 replicas");
+            },
+        )
+        .await
+        .expect("the workload is applied");
+    // The apply's reply is proven: its copy, when the watch shows it, is up to date.
+    assert_eq!(
+        cache.judge(
+            &WorkloadCopy::of(&stored),
+            &crate::client::fingerprint::fingerprinted(&desired)
+        ),
+        Judgment::UpToDate
+    );
 }
 
 #[tokio::test]
@@ -333,7 +411,7 @@ async fn a_cache_behind_the_last_apply_costs_a_read_not_a_second_write_or_event(
     assert_eq!(stored, applied);
 }
 
-/// `workload` as the API server stores it at `generation`.
+/// `workload` as the API server stores it at `generation` (without a uid).
 fn at_generation(mut workload: Deployment, generation: i64) -> Deployment {
     workload.metadata.generation = Some(generation);
     workload
@@ -395,4 +473,73 @@ async fn a_copy_one_generation_behind_the_apply_gives_the_from_values() {
         )
         .await
         .expect("the workload is applied");
+}
+
+#[tokio::test]
+async fn a_workload_on_its_way_up_costs_no_status_write_until_it_is_available() {
+    let (ctx, mut server) = testing::context();
+    let mut owner = test_kinds::widget();
+    let desired = deployment(1, IMAGE);
+    // The status written when the Deployment was created, before its controller acted.
+    let created = stored_at(crate::client::fingerprint::fingerprinted(&desired), 1);
+    let conditions = Conditions::of(&owner, Timestamp::now());
+    owner.status = Some(widget_status(&owner, &created, &conditions));
+    let proven_cache_of = |workload: &Deployment| {
+        let cache = synced_cache_of(std::slice::from_ref(workload));
+        cache.prove(workload);
+        cache
+    };
+
+    // Its pod is made, not ready yet: nothing the status did not say (any request fails).
+    let starting = reporting(
+        created.clone(),
+        DeploymentStatus {
+            observed_generation: Some(1),
+            ..deployment_status(1, 0)
+        },
+    );
+    let cache = proven_cache_of(&starting);
+    server
+        .run(
+            ctx.apply_operand(&owner, &desired, &cache, "app", widget_status),
+            async |_| {},
+        )
+        .await
+        .expect("the operand is reconciled");
+
+    // Ready: one write.
+    let cache = proven_cache_of(&reporting(created, deployment_status(1, 1)));
+    server
+        .run(
+            ctx.apply_operand(&owner, &desired, &cache, "app", widget_status),
+            async |server| {
+                let status = server.expect_status_applied(&owner).await;
+                assert_eq!(status["conditions"][0]["status"], "True");
+            },
+        )
+        .await
+        .expect("the operand is reconciled");
+}
+
+#[test]
+fn a_status_that_only_tells_steps_on_the_way_up_is_not_news() {
+    let owner = test_kinds::widget();
+    let now = Timestamp::now();
+    let status = |available: bool, reason: &str, message: &str| test_kinds::WidgetStatus {
+        conditions: vec![Conditions::of(&owner, now).set(AVAILABLE, available, reason, message)],
+        observed_generation: owner.metadata.generation,
+    };
+    let written = status(false, "ReplicasNotReady", "0 of 3 replicas ready");
+    let one_ready = status(false, "ReplicasNotReady", "1 of 3 replicas ready");
+    assert!(is_still_unavailable(Some(&written), &one_ready));
+    assert!(!is_still_unavailable(None, &one_ready), "no status yet");
+    let available = status(true, "ReplicasReady", "3 of 3 replicas ready");
+    assert!(!is_still_unavailable(Some(&written), &available));
+    let other_reason = status(false, "ScaledDown", "");
+    assert!(!is_still_unavailable(Some(&written), &other_reason));
+    let was_available = status(true, "ReplicasReady", "3 of 3 replicas ready");
+    assert!(
+        !is_still_unavailable(Some(&was_available), &was_available.clone()),
+        "only while unavailable"
+    );
 }

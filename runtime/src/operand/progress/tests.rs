@@ -65,7 +65,21 @@ fn progressing_says_what_is_under_way() {
     );
     assert_eq!(
         progressing(progress(0, 0, 0)),
-        ("True", "Scaling", "Scaling from 0 to 3 replicas").into()
+        ("True", "WaitingForReadyReplicas", "0 of 3 replicas ready").into(),
+        "a new workload"
+    );
+    assert_eq!(
+        progressing(progress(1, 1, 1)),
+        ("True", "Scaling", "Scaling from 1 to 3 replicas").into()
+    );
+    let nothing_ready_yet = Progress {
+        pending: true,
+        ..progress(3, 0, 2)
+    };
+    assert_eq!(
+        progressing(nothing_ready_yet),
+        ("True", "WaitingForReadyReplicas", "0 of 3 replicas ready").into(),
+        "the steps of a workload with nothing ready are not told apart"
     );
     assert_eq!(
         progressing(progress(3, 1, 3)),

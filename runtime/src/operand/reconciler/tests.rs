@@ -125,9 +125,12 @@ async fn once_its_watches_saw_what_it_applied_a_steady_reconcile_sends_nothing()
         let workload = statefulset(&widget);
         server.expect_get(&workload, None).await;
         let request = server.expect_applied(&workload).await;
-        let body = request.body.clone();
-        applied_workload = Some(stored::<StatefulSet>(&request));
-        request.reply(StatusCode::CREATED, &body);
+        // As the API server stores it: with a uid and a first generation.
+        let mut created = stored::<StatefulSet>(&request);
+        created.metadata.uid = Some("9d1e-statefulset".to_owned());
+        created.metadata.generation = Some(1);
+        request.reply(StatusCode::CREATED, &created);
+        applied_workload = Some(created);
         server.expect_event(&widget, "Normal", "Created").await;
         applied_status = Some(server.expect_status_applied(&widget).await);
     })
@@ -145,7 +148,7 @@ async fn once_its_watches_saw_what_it_applied_a_steady_reconcile_sends_nothing()
         .apply_watcher_event(&watcher::Event::Apply(service));
     writers
         .workloads
-        .apply_watcher_event(&watcher::Event::Apply(workload));
+        .apply_watcher_event(&watcher::Event::Apply(WorkloadCopy::of(&workload)));
 
     // Any request, a read or a write, would fail the scenario.
     let again = testing::apply(&operand, &widget, async |_| {}).await;

@@ -2,7 +2,7 @@
 //! and opgen's operand for the same image, each run alone on a fresh etcd, kube-apiserver and
 //! kube-controller-manager while `n` custom resources are created at once.
 //!
-//! Run with `cargo bench --bench at_scale` (sizes 100, 1000 and 3000) or
+//! Run with `cargo bench --bench at_scale` (sizes 100, 1000, 3000 and 10000) or
 //! `cargo bench --bench at_scale -- 100 500`. It needs Go (to build Kubebuilder and its
 //! operator, and the control plane through scripts/control-plane.sh), `make` and `kubectl`;
 //! it says which is missing. It prints the results and writes them, with a chart, into
@@ -22,7 +22,7 @@ mod report;
 
 use std::{path::Path, process::Command};
 
-const DEFAULT_SIZES: [usize; 3] = [100, 1_000, 3_000];
+const DEFAULT_SIZES: [usize; 4] = [100, 1_000, 3_000, 10_000];
 
 fn main() {
     if let Err(err) = bench() {

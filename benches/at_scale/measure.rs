@@ -54,7 +54,29 @@ pub struct Run {
     pub events: u64,
     /// Lines of its log reporting a failed reconcile.
     pub errors: usize,
+    /// The manager started again over the objects, once they had converged.
+    pub restart: Restart,
 }
+
+/// What a manager started over `n` objects that are up to date costs.
+pub struct Restart {
+    /// From its start until it answered /readyz.
+    pub ready: Duration,
+    /// From its start until its counter of reconciles reached the number of objects.
+    pub resynced: Option<Duration>,
+    /// CPU seconds of the manager, and of the control plane, until then and for
+    /// [`RESTART_SETTLE`] after.
+    pub operator_cpu: f64,
+    pub control_plane_cpu: f64,
+    /// MiB, its peak.
+    pub rss_peak: f64,
+    /// Requests it sent, by verb and resource, from its part of the audit log.
+    pub requests: BTreeMap<String, u64>,
+}
+
+/// How long a restarted manager is watched after its resync: any write its first reconciles
+/// make comes within it.
+pub const RESTART_SETTLE: Duration = Duration::from_secs(10);
 
 pub fn run(
     operator: &Operator,
@@ -162,12 +184,15 @@ pub fn run(
     let rss_peak = memory(pid, "VmHWM")?;
     let rss_settled = memory(pid, "VmRSS")?;
     process.stop()?;
-    let errors = process
+    let mut errors = process
         .log()
         .lines()
         .filter(|line| line.contains(operator.error_line))
         .count();
-    let requests = requests(&audit_log)?;
+    let requests = requests(&audit_log, 0)?;
+    let (restart, restart_errors) =
+        restart(operator, objects, &cluster, &audit_log, &control_plane)?;
+    errors += restart_errors;
     let events = requests
         .iter()
         .filter(|(request, _)| *request == "create events")
@@ -187,7 +212,83 @@ pub fn run(
         requests,
         events,
         errors,
+        restart,
     })
+}
+
+/// Starts `operator` again over the `objects` that converged, and measures it until it has
+/// reconciled each once and [`RESTART_SETTLE`] more; returns that, and the lines of its log
+/// that report a failed reconcile.
+fn restart(
+    operator: &Operator,
+    objects: usize,
+    cluster: &ControlPlane,
+    audit_log: &Path,
+    control_plane: &[u32],
+) -> anyhow::Result<(Restart, usize)> {
+    let before = std::fs::read_to_string(audit_log)?.lines().count();
+    let token = cluster
+        .admin()
+        .ok(&["create", "token", ACCOUNT, "-n", NAMESPACE, "--duration=2h"]);
+    let kubeconfig = cluster.kubeconfig_with_token(ACCOUNT, &token);
+    let [health, metrics] = free_ports();
+    let mut command = operator.command(health, metrics);
+    command.env("KUBECONFIG", &kubeconfig);
+    let log = cluster.dir().join("operator-restarted.log");
+    let control_plane_start = cpu(control_plane)?;
+    let started = Instant::now();
+    let mut process = Process::start(&format!("{} (restarted)", operator.label), command, &log);
+    let pid = process.id();
+    process.wait_until(
+        "answer /readyz",
+        Duration::from_secs(60),
+        || match http_get(&format!("http://127.0.0.1:{health}/readyz")) {
+            Ok((200, _)) => Ok(()),
+            Ok((status, body)) => Err(format!("{status} {body}")),
+            Err(err) => Err(err.to_string()),
+        },
+    )?;
+    let ready = started.elapsed();
+    let mut resynced = None;
+    while resynced.is_none() && started.elapsed() < CONVERGE_TIMEOUT {
+        process.check_running()?;
+        let (status, text) = http_get(&format!("http://127.0.0.1:{metrics}/metrics"))?;
+        if status == 200 && counted(&text, operator.reconcile_counter) >= objects as f64 {
+            resynced = Some(started.elapsed());
+        } else {
+            std::thread::sleep(Duration::from_millis(250));
+        }
+    }
+    std::thread::sleep(RESTART_SETTLE);
+    let restart = Restart {
+        ready,
+        resynced,
+        operator_cpu: cpu(&[pid])?,
+        control_plane_cpu: cpu(control_plane)? - control_plane_start,
+        rss_peak: memory(pid, "VmHWM")?,
+        requests: requests(audit_log, before)?,
+    };
+    process.stop()?;
+    let errors = process
+        .log()
+        .lines()
+        .filter(|line| line.contains(operator.error_line))
+        .count();
+    Ok((restart, errors))
+}
+
+/// The sum of the samples of every counter in `metrics` (Prometheus' text) whose name ends
+/// with `name`.
+fn counted(metrics: &str, name: &str) -> f64 {
+    metrics
+        .lines()
+        .filter(|line| !line.starts_with('#'))
+        .filter_map(|line| {
+            let (series, value) = line.rsplit_once(' ')?;
+            let metric = series.split('{').next()?;
+            metric.ends_with(name).then(|| value.parse::<f64>().ok())?
+        })
+        .sum()
 }
 
 /// `n` copies of the sample, named `bench-00000`…, as one List.
@@ -284,12 +385,12 @@ fn memory(pid: u32, field: &str) -> anyhow::Result<f64> {
     Ok(kib / 1024.0)
 }
 
-/// The audit log's requests, counted by verb and resource.
-fn requests(log: &Path) -> anyhow::Result<BTreeMap<String, u64>> {
+/// The audit log's requests after its first `skip` lines, counted by verb and resource.
+fn requests(log: &Path, skip: usize) -> anyhow::Result<BTreeMap<String, u64>> {
     let text = std::fs::read_to_string(log)
         .with_context(|| format!("no audit log at {}", log.display()))?;
     let mut counts = BTreeMap::new();
-    for line in text.lines() {
+    for line in text.lines().skip(skip) {
         let event: Value = serde_json::from_str(line)?;
         let verb = event["verb"].as_str().unwrap_or("?");
         let object = &event["objectRef"];

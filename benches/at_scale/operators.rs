@@ -33,6 +33,8 @@ pub struct Operator {
     pub sample: PathBuf,
     /// What a line of its log that reports a failed reconcile contains.
     pub error_line: &'static str,
+    /// How the name of its counter of reconciles ends, in its `/metrics`.
+    pub reconcile_counter: &'static str,
     kind: Kind,
 }
 
@@ -43,24 +45,25 @@ enum Kind {
 }
 
 impl Operator {
-    /// The manager's command line: no leader election, probes on `health_port`, metrics
-    /// off (Kubebuilder's default) or on a free loopback port (opgen's cannot be turned off).
+    /// The manager's command line: no leader election, probes on `health_port`, metrics over
+    /// plain HTTP on `metrics_port` (the benchmark counts the reconciles of a restart there).
     pub fn command(&self, health_port: u16, metrics_port: u16) -> Command {
         let mut command = Command::new(&self.binary);
-        command.arg(format!(
-            "--health-probe-bind-address=127.0.0.1:{health_port}"
-        ));
+        command
+            .arg(format!(
+                "--health-probe-bind-address=127.0.0.1:{health_port}"
+            ))
+            .arg(format!("--metrics-bind-address=127.0.0.1:{metrics_port}"))
+            .arg("--metrics-secure=false");
         match self.kind {
             Kind::Kubebuilder => {
                 command
-                    .arg("--metrics-bind-address=0")
                     .arg("--leader-elect=false")
                     // Where its Deployment (config/manager/manager.yaml) names the image.
                     .env("MEMCACHED_IMAGE", IMAGE);
             }
             Kind::Opgen => {
                 command
-                    .arg(format!("--metrics-bind-address=127.0.0.1:{metrics_port}"))
                     .arg(format!("--max-concurrent-reconciles={}", self.concurrency))
                     .env("RUST_LOG", "info");
             }
@@ -127,6 +130,7 @@ fn kubebuilder(dir: &Path) -> anyhow::Result<Operator> {
         crds: project.join("config/crd/bases"),
         sample: project.join("config/samples/cache_v1alpha1_memcached.yaml"),
         error_line: "Reconciler error",
+        reconcile_counter: "controller_runtime_reconcile_total",
         kind: Kind::Kubebuilder,
     })
 }
@@ -230,6 +234,7 @@ fn opgen(work: &Path, label: &'static str, name: &str, port: bool) -> anyhow::Re
         crds: project.join("config/crd/bases"),
         sample: project.join("config/samples/cache_v1alpha1_memcached.yaml"),
         error_line: "reconcile failed",
+        reconcile_counter: "_reconciliations_total",
         kind: Kind::Opgen,
     })
 }

@@ -2,7 +2,7 @@
 
 use std::{collections::BTreeSet, fmt::Write as _, path::Path, time::Duration};
 
-use crate::measure::{AFTER, Run};
+use crate::measure::{AFTER, RESTART_SETTLE, Run};
 
 /// Where docs/performance.md holds a set of results.
 pub struct Section {
@@ -32,13 +32,23 @@ pub fn tables(runs: &[Run], machine: &str) -> String {
     let _ = writeln!(text, "Measured on {machine}.\n");
     let _ = writeln!(
         text,
-        "| operator | objects | all created (s) | workloads (s) | statuses (s) | operator CPU (s) | RSS idle / peak / settled (MiB) | control-plane CPU (s) | requests | events | reconcile errors |"
+        "| operator | objects | all created (s) | workloads (s) | statuses (s) | operator CPU (s) | RSS idle / peak / settled (MiB) | KiB per object, peak / settled | control-plane CPU (s) | requests | status writes per object | events | reconcile errors |"
     );
-    let _ = writeln!(text, "|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|");
+    let _ = writeln!(
+        text,
+        "|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|"
+    );
     for run in runs {
+        let per_object = |rss: f64| (rss - run.rss_idle) * 1024.0 / run.objects as f64;
+        let status_writes: u64 = run
+            .requests
+            .iter()
+            .filter(|(request, _)| request.ends_with("/status") && is_write(request))
+            .map(|(_, count)| count)
+            .sum();
         let _ = writeln!(
             text,
-            "| {} | {} | {} | {} | {} | {:.1} + {:.1} | {:.1} / {:.1} / {:.1} | {:.1} + {:.1} | {} | {} | {} |",
+            "| {} | {} | {} | {} | {} | {:.1} + {:.1} | {:.1} / {:.1} / {:.1} | {:.1} / {:.1} | {:.1} + {:.1} | {} | {:.2} | {} | {} |",
             run.operator,
             run.objects,
             seconds(run.created),
@@ -49,9 +59,12 @@ pub fn tables(runs: &[Run], machine: &str) -> String {
             run.rss_idle,
             run.rss_peak,
             run.rss_settled,
+            per_object(run.rss_peak),
+            per_object(run.rss_settled),
             run.control_plane_cpu.0,
             run.control_plane_cpu.1,
             run.requests.values().sum::<u64>(),
+            status_writes as f64 / run.objects as f64,
             run.events,
             run.errors,
         );
@@ -78,7 +91,49 @@ pub fn tables(runs: &[Run], machine: &str) -> String {
         }
         text.push('\n');
     }
+    let _ = writeln!(
+        text,
+        "\nA restart: each manager started again over the objects it made, once they had converged.\n"
+    );
+    let _ = writeln!(
+        text,
+        "| operator | objects | ready (s) | every object reconciled (s) | operator CPU (s) | control-plane CPU (s) | peak RSS (MiB) | requests | of which writes |"
+    );
+    let _ = writeln!(text, "|---|--:|--:|--:|--:|--:|--:|--:|--:|");
+    for run in runs {
+        let restart = &run.restart;
+        let writes: u64 = restart
+            .requests
+            .iter()
+            .filter(|(request, _)| is_write(request))
+            .map(|(_, count)| count)
+            .sum();
+        let _ = writeln!(
+            text,
+            "| {} | {} | {:.1} | {} | {:.1} | {:.1} | {:.1} | {} | {} |",
+            run.operator,
+            run.objects,
+            restart.ready.as_secs_f64(),
+            seconds(restart.resynced),
+            restart.operator_cpu,
+            restart.control_plane_cpu,
+            restart.rss_peak,
+            restart.requests.values().sum::<u64>(),
+            writes,
+        );
+    }
+    let _ = writeln!(
+        text,
+        "\nCPU and requests: from the restart until every object was reconciled once, + {} s. Writes: every verb but get, list and watch.",
+        RESTART_SETTLE.as_secs()
+    );
     text
+}
+
+/// Whether a request (`verb resource`) writes.
+fn is_write(request: &str) -> bool {
+    let verb = request.split(' ').next().unwrap_or_default();
+    !matches!(verb, "get" | "list" | "watch")
 }
 
 fn seconds(duration: Option<Duration>) -> String {

@@ -928,7 +928,7 @@ fn olm_validator() -> Option<&'static Path> {
 /// start among the first: its release build of the manager is the longest single step of
 /// the end-to-end tests, and overlaps the other scenarios best when it starts early.
 #[test]
-fn an_operator_deployed_on_a_node() {
+fn a_node_runs_the_operator_as_users_deploy_it() {
     on_node::scenario();
 }
 

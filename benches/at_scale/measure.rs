@@ -131,19 +131,12 @@ pub fn run(
     let token = admin.ok(&["create", "token", ACCOUNT, "-n", NAMESPACE, "--duration=2h"]);
     let kubeconfig = cluster.kubeconfig_with_token(ACCOUNT, &token);
 
-    let [health, metrics] = free_ports();
-    let mut command = operator.command(health, metrics);
-    command.env("KUBECONFIG", &kubeconfig);
-    let log = cluster.dir().join("operator.log");
-    let mut process = Process::start(&operator.label, command, &log);
-    process.wait_until(
-        "answer /readyz",
-        Duration::from_secs(60),
-        || match http_get(&format!("http://127.0.0.1:{health}/readyz")) {
-            Ok((200, _)) => Ok(()),
-            Ok((status, body)) => Err(format!("{status} {body}")),
-            Err(err) => Err(err.to_string()),
-        },
+    let (mut process, _) = start(
+        operator,
+        &cluster,
+        &kubeconfig,
+        &operator.label,
+        "operator.log",
     )?;
     std::thread::sleep(Duration::from_secs(5));
     let pid = process.id();
@@ -190,8 +183,14 @@ pub fn run(
         .filter(|line| line.contains(operator.error_line))
         .count();
     let requests = requests(&audit_log, 0)?;
-    let (restart, restart_errors) =
-        restart(operator, objects, &cluster, &audit_log, &control_plane)?;
+    let (restart, restart_errors) = restart(
+        operator,
+        objects,
+        &cluster,
+        &kubeconfig,
+        &audit_log,
+        &control_plane,
+    )?;
     errors += restart_errors;
     let events = requests
         .iter()
@@ -223,32 +222,23 @@ fn restart(
     operator: &Operator,
     objects: usize,
     cluster: &ControlPlane,
+    kubeconfig: &Path,
     audit_log: &Path,
     control_plane: &[u32],
 ) -> anyhow::Result<(Restart, usize)> {
     let before = std::fs::read_to_string(audit_log)?.lines().count();
-    let token = cluster
-        .admin()
-        .ok(&["create", "token", ACCOUNT, "-n", NAMESPACE, "--duration=2h"]);
-    let kubeconfig = cluster.kubeconfig_with_token(ACCOUNT, &token);
-    let [health, metrics] = free_ports();
-    let mut command = operator.command(health, metrics);
-    command.env("KUBECONFIG", &kubeconfig);
-    let log = cluster.dir().join("operator-restarted.log");
     let control_plane_start = cpu(control_plane)?;
     let started = Instant::now();
-    let mut process = Process::start(&format!("{} (restarted)", operator.label), command, &log);
-    let pid = process.id();
-    process.wait_until(
-        "answer /readyz",
-        Duration::from_secs(60),
-        || match http_get(&format!("http://127.0.0.1:{health}/readyz")) {
-            Ok((200, _)) => Ok(()),
-            Ok((status, body)) => Err(format!("{status} {body}")),
-            Err(err) => Err(err.to_string()),
-        },
+    let name = format!("{} (restarted)", operator.label);
+    let (mut process, metrics) = start(
+        operator,
+        cluster,
+        kubeconfig,
+        &name,
+        "operator-restarted.log",
     )?;
     let ready = started.elapsed();
+    let pid = process.id();
     let mut resynced = None;
     while resynced.is_none() && started.elapsed() < CONVERGE_TIMEOUT {
         process.check_running()?;
@@ -275,6 +265,31 @@ fn restart(
         .filter(|line| line.contains(operator.error_line))
         .count();
     Ok((restart, errors))
+}
+
+/// Starts `operator` with `kubeconfig`, logging into `log` in the control plane's directory
+/// as `name`, and waits until it answers /readyz; returns it and its metrics port.
+fn start(
+    operator: &Operator,
+    cluster: &ControlPlane,
+    kubeconfig: &Path,
+    name: &str,
+    log: &str,
+) -> anyhow::Result<(Process, u16)> {
+    let [health, metrics] = free_ports();
+    let mut command = operator.command(health, metrics);
+    command.env("KUBECONFIG", kubeconfig);
+    let mut process = Process::start(name, command, &cluster.dir().join(log));
+    process.wait_until(
+        "answer /readyz",
+        Duration::from_secs(60),
+        || match http_get(&format!("http://127.0.0.1:{health}/readyz")) {
+            Ok((200, _)) => Ok(()),
+            Ok((status, body)) => Err(format!("{status} {body}")),
+            Err(err) => Err(err.to_string()),
+        },
+    )?;
+    Ok((process, metrics))
 }
 
 /// The sum of the samples of every counter in `metrics` (Prometheus' text) whose name ends

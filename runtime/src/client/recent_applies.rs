@@ -19,7 +19,7 @@ use ::std::time::{Duration, Instant};
 
 use ::kube::{Resource, ResourceExt as _};
 
-use super::fingerprint::FINGERPRINT_ANNOTATION;
+use super::fingerprint::fingerprint_of;
 
 /// How long an apply is remembered at most. A watch shows a write within milliseconds, or
 /// after a reconnect within seconds; an entry this old is one whose copy was never looked at
@@ -48,17 +48,15 @@ struct Remembered {
 impl RecentApplies {
     /// Remembers that `applied` (fingerprinted) was just applied.
     pub fn record<K: Resource<DynamicType = ()>>(&self, applied: &K) {
-        if let Some(fingerprint) = applied.annotations().get(FINGERPRINT_ANNOTATION) {
-            self.remember(key(applied), fingerprint.clone());
+        if let Some(fingerprint) = fingerprint_of(applied) {
+            self.remember(key(applied), fingerprint.to_owned());
         }
     }
 
     /// Whether `desired` (fingerprinted) was applied lately, as it is, and not seen since:
     /// a copy that does not show it is behind the apply rather than the truth.
     pub fn awaits<K: Resource<DynamicType = ()>>(&self, desired: &K) -> bool {
-        desired
-            .annotations()
-            .get(FINGERPRINT_ANNOTATION)
+        fingerprint_of(desired)
             .is_some_and(|fingerprint| self.remembers(&key(desired), fingerprint))
     }
 

@@ -67,7 +67,7 @@ pub(super) fn stored_deployment(generation: i64) -> Deployment {
         "message": "took too long",
     }]))
     .expect("conditions");
-    let mut stored = reporting(
+    let stored = reporting(
         fingerprinted(&deployment(3, IMAGE)),
         DeploymentStatus {
             conditions: Some(conditions),
@@ -75,9 +75,14 @@ pub(super) fn stored_deployment(generation: i64) -> Deployment {
             ..deployment_status(3, 2)
         },
     );
-    stored.metadata.uid = Some("5e0c-1".to_owned());
-    stored.metadata.generation = Some(generation);
-    stored
+    stored_at(stored, generation)
+}
+
+/// `workload` as the API server stores it: with a uid, at `generation`.
+pub(super) fn stored_at(mut workload: Deployment, generation: i64) -> Deployment {
+    workload.metadata.uid = Some("5e0c-1".to_owned());
+    workload.metadata.generation = Some(generation);
+    workload
 }
 
 /// A StatefulSet of 2 pods with a volume claim template, rolling out a new revision.

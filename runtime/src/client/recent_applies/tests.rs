@@ -2,7 +2,7 @@ use ::k8s_openapi::api::core::v1::{ConfigMap, Secret};
 use ::k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 
 use super::*;
-use crate::client::fingerprint::fingerprinted;
+use crate::client::fingerprint::{FINGERPRINT_ANNOTATION, fingerprinted};
 
 fn config_map(name: &str, size: &str) -> ConfigMap {
     fingerprinted(&ConfigMap {

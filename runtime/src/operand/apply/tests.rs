@@ -6,7 +6,9 @@ use ::serde_json::json;
 
 use super::*;
 use crate::operand::WorkloadCopy;
-use crate::operand::fixtures::{IMAGE, deployment, deployment_status, progress, reporting};
+use crate::operand::fixtures::{
+    IMAGE, deployment, deployment_status, progress, reporting, stored_at,
+};
 use crate::operand::progress::failure;
 use crate::{test_kinds, testing};
 
@@ -164,13 +166,6 @@ fn synced_cache_of(workloads: &[Deployment]) -> WorkloadCache<Deployment> {
     }
     writer.apply_watcher_event(&Event::InitDone);
     WorkloadCache::new(store)
-}
-
-/// `workload` as the API server stores it: with a uid, at `generation`.
-fn stored_at(mut workload: Deployment, generation: i64) -> Deployment {
-    workload.metadata.uid = Some("b2c9a4d0-workload".to_owned());
-    workload.metadata.generation = Some(generation);
-    workload
 }
 
 #[tokio::test]

@@ -53,7 +53,10 @@ impl Context {
 
     /// Applies `desired` as [`Context::apply`] does, unless the copy of it in `cache` (the
     /// watch of what the controller made) shows it applied already and unchanged since: a
-    /// steady reconcile then sends no request at all.
+    /// steady reconcile then sends no request at all. A controller's reconciles wait until
+    /// that watch has listed (see
+    /// [`Setup::owns_cached`](crate::controller::Setup::owns_cached)), so a missing copy is an
+    /// object to create, not one the watch has not shown yet.
     pub async fn apply_cached<C>(&self, desired: &C, cache: &Store<C>) -> Result<Applied<C>, Error>
     where
         C: ApiObject,
@@ -66,9 +69,11 @@ impl Context {
     /// controller made) holds it: an object the controller no longer wants, such as the
     /// PodDisruptionBudget of a workload scaled down to one pod.
     ///
-    /// Only the cache tells whether it exists, so that a steady reconcile sends nothing. One
-    /// the cache has not seen yet (just after the manager started) is deleted on the reconcile
-    /// its watch event triggers; one deleted already by someone else is no error.
+    /// Only the cache tells whether it exists, so that a steady reconcile sends nothing: a
+    /// controller reconciles once its owned caches have listed (see
+    /// [`Setup::owns_cached`](crate::controller::Setup::owns_cached)), so a missing copy is a
+    /// missing object, or one made since, whose watch event reconciles its owner again. One
+    /// deleted already by someone else is no error.
     pub(crate) async fn delete_cached<C>(
         &self,
         name: &str,

@@ -6,6 +6,8 @@ use ::std::collections::HashMap;
 use ::std::sync::{Arc, Mutex, PoisonError};
 use ::std::time::Duration;
 
+use ::futures::FutureExt as _;
+use ::futures::future::{BoxFuture, Shared};
 use ::kube::Resource;
 use ::kube::runtime::controller::Action;
 use ::kube::runtime::finalizer::{Event as Finalizer, finalizer};
@@ -35,6 +37,8 @@ pub struct Driver<R: Reconcile> {
     watched: Option<Store<R::Object>>,
     /// The turns of the reconciles, changed objects first.
     queue: Queue<R::Object>,
+    /// What the queue opens after, besides the election: the owned caches' first lists.
+    owned_listed: Shared<BoxFuture<'static, ()>>,
 }
 
 impl<R: Reconcile> Driver<R> {
@@ -48,8 +52,17 @@ impl<R: Reconcile> Driver<R> {
             failures: Mutex::default(),
             watched: None,
             queue: Queue::new(usize::from(ctx.concurrency)),
+            owned_listed: ::std::future::ready(()).boxed().shared(),
             ctx,
         }
+    }
+
+    /// The driver of a controller whose reconciles wait for `listed` (see
+    /// [`OwnedCaches`](super::owned_caches::OwnedCaches)).
+    #[must_use]
+    pub(crate) fn after(mut self, listed: Shared<BoxFuture<'static, ()>>) -> Self {
+        self.owned_listed = listed;
+        self
     }
 
     /// The driver of a controller whose watched objects are `store`: the failure counts of
@@ -85,16 +98,18 @@ impl<R: Reconcile> Driver<R> {
     /// One reconcile of `obj`: [`Reconcile::apply`], or [`Reconcile::cleanup`] once it is
     /// deleted. A success forgets the object's earlier failures.
     ///
-    /// It waits first until the replica leads (see [`Context::elected`]) and for its turn, the
-    /// objects changed after the initial list first; then it reconciles the newest copy the
-    /// controller's cache holds, cancelled after the reconcile timeout. A shutdown while it
-    /// waits skips it.
+    /// It waits first until the replica leads (see [`Context::elected`]) and the caches of what
+    /// the controller owns have listed, then for its turn, the objects changed after the
+    /// initial list first; then it reconciles the newest copy the controller's cache holds,
+    /// cancelled after the reconcile timeout. A shutdown while it waits skips it.
     pub async fn reconcile(&self, obj: Arc<R::Object>) -> Result<Action, Error> {
         let object_ref = ObjectRef::from_obj(obj.as_ref());
         let shutdown = &self.ctx.shutdown;
-        // Waits in line from the start; the first reconcile after the election opens the line.
+        // Waits in line from the start; the first reconcile after the election and the owned
+        // caches' first lists opens the line.
         let opened = async {
             self.ctx.elected().await;
+            self.owned_listed.clone().await;
             self.queue.open();
             ::std::future::pending::<()>().await;
         };

@@ -28,6 +28,7 @@
 
 mod backoff;
 mod driver;
+mod owned_caches;
 mod queue;
 pub mod reference;
 mod setup;

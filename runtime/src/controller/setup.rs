@@ -15,6 +15,7 @@ use ::tracing::{debug, info, warn};
 
 use super::Reconcile;
 use super::driver::Driver;
+use super::owned_caches::OwnedCaches;
 use super::queue::Queue;
 use crate::client::Context;
 use crate::client::cache::cached_watch;
@@ -29,6 +30,8 @@ pub struct Setup<R: Reconcile> {
     ctx: Context,
     reconciler: R,
     watches: Vec<AddWatch<R::Object>>,
+    /// The caches [`Setup::owns_cached`] fills, which the first reconcile waits for.
+    owned: OwnedCaches,
 }
 
 impl<R: Reconcile> Setup<R> {
@@ -38,6 +41,7 @@ impl<R: Reconcile> Setup<R> {
             ctx,
             reconciler,
             watches: Vec::new(),
+            owned: OwnedCaches::default(),
         }
     }
 
@@ -57,12 +61,14 @@ impl<R: Reconcile> Setup<R> {
     }
 
     /// Like [`Setup::owns`], and also keeps the watched objects, trimmed, in `writer`'s store:
-    /// what a reconciler compares its desired objects with instead of reading them.
+    /// what a reconciler compares its desired objects with instead of reading them. The
+    /// controller reconciles nothing before the store has listed what exists.
     #[must_use]
     pub fn owns_cached<C>(mut self, config: watcher::Config, writer: Writer<C>) -> Self
     where
         C: ApiObject,
     {
+        self.owned.add(writer.as_reader());
         let add: AddWatch<R::Object> = Box::new(move |controller, ctx| {
             let watch = cached_watch(ctx.watched::<C>(), config, writer);
             controller.owns_stream(watch.touched_objects())
@@ -86,12 +92,17 @@ impl<R: Reconcile> Setup<R> {
             ctx,
             reconciler,
             watches,
+            owned,
         } = self;
         let api = ctx.watched::<R::Object>();
         ensure_crd_installed(&api).await?;
 
         let (store, writer) = reflector::store();
-        let driver = Arc::new(Driver::new(reconciler, ctx.clone()).watching(store.clone()));
+        let driver = Arc::new(
+            Driver::new(reconciler, ctx.clone())
+                .watching(store.clone())
+                .after(owned.listed()),
+        );
         let queue = driver.queue().clone();
         let watch =
             cached_watch(api, watcher::Config::default(), writer).inspect_ok(move |event| {

@@ -338,6 +338,54 @@ async fn owned_objects_are_watched_through_their_selector() {
 }
 
 #[tokio::test]
+async fn nothing_is_reconciled_before_the_owned_caches_have_listed() {
+    let (ctx, mut server) = testing::context();
+    let (_config_maps, writer) = ::kube::runtime::reflector::store::<ConfigMap>();
+    let setup =
+        controller(ctx, CollectedWidgets).owns_cached::<ConfigMap>(made_for("widget"), writer);
+    let running = ::tokio::spawn(setup.run());
+    let empty_list = list_of(&[]);
+
+    // The widgets are listed; the ConfigMaps' list is held: no reconcile may write yet.
+    let mut held_list = None;
+    let mut watches = Vec::new();
+    let wait = Duration::from_millis(500);
+    while let Ok(request) = ::tokio::time::timeout(wait, server.next()).await {
+        assert_eq!(
+            request.method,
+            Method::GET,
+            "a write before the ConfigMaps were listed: {}",
+            request.path
+        );
+        if request.has_query("watch", "true") {
+            watches.push(request);
+        } else if request.path == "/api/v1/configmaps" {
+            held_list = Some(request);
+        } else {
+            request.reply(StatusCode::OK, &list_of(&[named("a")]));
+        }
+    }
+
+    // Listed: the widget is reconciled.
+    held_list
+        .expect("the ConfigMaps' watch lists them")
+        .reply(StatusCode::OK, &empty_list);
+    let applied = loop {
+        let request = server.next().await;
+        if request.method == Method::GET {
+            watches.push(request);
+            continue;
+        }
+        break request;
+    };
+    running.abort();
+    assert_eq!(
+        applied.path,
+        format!("{}/status", testing::path_of(&named("a")))
+    );
+}
+
+#[tokio::test]
 async fn a_controller_reconciles_no_more_objects_at_once_than_its_concurrency() {
     let (mut ctx, mut server) = testing::context();
     ctx.concurrency = 2;

@@ -1,6 +1,7 @@
 //! The operand's workload cache on a real control plane (etcd and kube-apiserver from
 //! `KUBEBUILDER_ASSETS`): someone else's edit of a workload is repaired, and a manager that
-//! starts over workloads that are up to date reads each once and writes nothing. Ignored by a
+//! starts over workloads and Services that are up to date reads each workload once and writes
+//! nothing (no Service either: its reconciles wait until the Services' watch has listed). Ignored by a
 //! plain `cargo test`; run with
 //! `cargo test -p opgen-runtime --all-features on_control_plane -- --ignored --nocapture`.
 
@@ -22,7 +23,7 @@ use crate::conditions::Conditions;
 use crate::envtest::{ControlPlane, NAMESPACE, Options};
 use crate::identity::set_field_manager;
 use crate::object::{AppLabels, owned_by};
-use crate::operand::{Operand, RestrictedPods, Workload as _};
+use crate::operand::{Operand, RestrictedPods, Workload as _, serving};
 use crate::test_kinds::{Widget, WidgetStatus};
 
 const WIDGETS: usize = 3;
@@ -45,6 +46,15 @@ fn desired_workload(widget: &Widget) -> Deployment {
         ..Default::default()
     };
     Deployment::with_spec(owned_by(widget, labels.all()), spec)
+}
+
+fn desired_service(widget: &Widget) -> ::k8s_openapi::api::core::v1::Service {
+    serving::service::<Deployment, _>(
+        widget,
+        &AppLabels::new("widget", "server", widget),
+        "http",
+        80,
+    )
 }
 
 fn desired_status(widget: &Widget, workload: &Deployment, conditions: &Conditions) -> WidgetStatus {
@@ -97,7 +107,8 @@ impl Manager {
             }))
             .build();
         let ctx = Context::new(client, Some(NAMESPACE.to_owned()));
-        let operand = Operand::new("widget", desired_workload, desired_status);
+        let operand =
+            Operand::new("widget", desired_workload, desired_status).with_service(desired_service);
         let running = ::tokio::spawn(operand.controller(ctx.clone()).run());
         Self { ctx, sent, running }
     }

@@ -19,6 +19,8 @@
 #   OPGEN_ENVTEST_STORE   root of the store (default: the one setup-envtest uses,
 #                         ${XDG_DATA_HOME:-~/.local/share}/kubebuilder-envtest); binaries go to
 #                         <store>/k8s/<version>-<os>-<arch>/
+#   OPGEN_GO_BUILD_CACHE  a Go build cache to build with and keep (default: one of the build's
+#                         own, thrown away after it); .ci/run shares one between the tools it builds
 set -euo pipefail
 
 # The patch built for a minor version, pinned so that a machine builds once and then always
@@ -138,10 +140,10 @@ fi
 work=$(mktemp -d "${TMPDIR:-/tmp}/opgen-control-plane.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 started=$SECONDS
-# A build cache of its own, thrown away with the work directory: the compiled packages of one
-# release take gigabytes, and a machine builds each release once. The module cache stays
-# shared, so a second release downloads only what changed.
-export GOCACHE="$work/go-build"
+# A build cache of its own, thrown away with the work directory, unless the caller shares one:
+# the compiled packages of one release take gigabytes, and a machine builds each release once.
+# The module cache stays shared, so a second release downloads only what changed.
+export GOCACHE="${OPGEN_GO_BUILD_CACHE:-$work/go-build}"
 
 # The module file of k8s.io/kubernetes for this release, from the module cache (downloaded
 # through the proxy if needed).

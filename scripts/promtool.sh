@@ -13,6 +13,8 @@
 # Variables:
 #   OPGEN_TOOLS_STORE   where the binary is kept (default ${XDG_DATA_HOME:-~/.local/share}/opgen-tools);
 #                       it goes to <store>/promtool/<version>-<os>-<arch>/promtool
+#   OPGEN_GO_BUILD_CACHE  a Go build cache to build with and keep (default: one of the build's
+#                         own, thrown away after it)
 set -euo pipefail
 
 readonly MODULE=github.com/prometheus/prometheus
@@ -72,7 +74,7 @@ fi
 work=$(mktemp -d "${TMPDIR:-/tmp}/opgen-promtool.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 started=$SECONDS
-export GOCACHE="$work/go-build"
+export GOCACHE="${OPGEN_GO_BUILD_CACHE:-$work/go-build}"
 
 log "fetching $MODULE $MODULE_VERSION"
 download=$(go mod download -json "$MODULE@$MODULE_VERSION" 2>&1) ||

@@ -40,6 +40,16 @@ fn buildah(args: &[&str]) -> String {
     String::from_utf8_lossy(&output.stdout).into_owned()
 }
 
+/// Removes the images `tags` and the stand-in base from buildah's store (those not there are
+/// passed over): they are the scenario's own, about 150 MB, and a run builds them again.
+pub fn remove(tags: &[&str]) {
+    for tag in tags.iter().chain(&[STATIC_BASE]) {
+        let _ = Command::new("buildah")
+            .args(["rmi", "--force", tag])
+            .output();
+    }
+}
+
 /// Builds `containerfile` in `context` as `tag`, from local images only.
 fn build(context: &Path, containerfile: &str, tag: &str) {
     let file = context.join("Containerfile.e2e");

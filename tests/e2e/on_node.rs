@@ -161,12 +161,13 @@ pub fn scenario() {
     log("undeployed, nothing left", started);
 }
 
-/// Takes the node down when the scenario ends, failed or not.
+/// Takes the node down when the scenario ends, failed or not, and removes the images it built.
 struct Down;
 
 impl Drop for Down {
     fn drop(&mut self) {
         let _ = common::cluster::cluster(&["down"]);
+        node_images::remove(&[MANAGER_V1, MANAGER_V2, OPERAND_V1, OPERAND_V2, CURL]);
     }
 }
 

@@ -155,8 +155,11 @@ pub fn scenario() {
     upgrade(&kubectl, &project, &kubeconfig);
     log("upgraded to a new image", started);
 
+    // The objects go first, while the manager runs to remove their finalizers: `make undeploy`
+    // deletes the manager and the CRDs at once, and a CRD whose objects keep a finalizer that
+    // nobody removes any more is never deleted (as with Kubebuilder's `undeploy`).
+    kubectl.ok(&["delete", "namespace", APPS, "--wait=true", "--timeout=120s"]);
     project.make_with("undeploy", &[("KUBECONFIG", kubeconfig.as_os_str())]);
-    kubectl.ok(&["delete", "namespace", APPS, "--wait=true"]);
     nothing_left(&kubectl);
     log("undeployed, nothing left", started);
 }

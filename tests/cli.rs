@@ -3527,3 +3527,29 @@ fn the_ca_injection_patches_only_the_projects_own_objects() {
     expected.sort();
     assert_eq!(found, expected);
 }
+
+/// The tests' projects carry their copy of opgen-runtime dated at this binary's build (see
+/// `common::date_vendored_runtime_at_the_binary`), which lets every generated project the tests
+/// build share one build of it; a copy dated at its writing would be compiled again by each.
+#[test]
+fn the_tests_date_a_projects_runtime_copy_at_the_binarys_build() {
+    if std::env::var_os("OPGEN_E2E_TARGET_DIR").is_some() {
+        eprintln!("NOT RUN: with OPGEN_E2E_TARGET_DIR the copies keep the time they were written");
+        return;
+    }
+    let project = Project::init("dated-op", "");
+    let built = std::fs::metadata(env!("CARGO_BIN_EXE_opgen"))
+        .and_then(|metadata| metadata.modified())
+        .unwrap();
+    let copy = project.root.join("vendor/opgen-runtime");
+    let mut files = 0;
+    for entry in walkdir::WalkDir::new(&copy) {
+        let entry = entry.unwrap();
+        if entry.file_type().is_file() {
+            files += 1;
+            let modified = entry.metadata().unwrap().modified().unwrap();
+            assert_eq!(modified, built, "{}", entry.path().display());
+        }
+    }
+    assert!(files > 20, "{} holds {files} files", copy.display());
+}

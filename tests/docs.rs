@@ -112,6 +112,12 @@ impl Reader {
             String::from_utf8_lossy(&output.stdout),
             String::from_utf8_lossy(&output.stderr),
         );
+        if let Some(name) = command
+            .strip_prefix("opgen init ")
+            .and_then(|args| args.split_whitespace().next())
+        {
+            common::date_vendored_runtime_at_the_binary(&self.cwd.join(name));
+        }
     }
 
     fn shell_block(&mut self, block: &Block) {

@@ -892,13 +892,15 @@ fn olm_validator() -> Option<&'static Path> {
             let binary = shared_target_dir().join("bundle-validate/bundle-validate");
             let source = Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/bundle-validate");
             let started = Instant::now();
-            let output = match Command::new("go")
-                .args(["build", "-o"])
+            let mut go = Command::new("go");
+            go.arg("build");
+            common::go_tool::build_like_the_scripts(&mut go);
+            let output = match go
+                .arg("-o")
                 .arg(&binary)
                 .arg(".")
                 .current_dir(&source)
                 .env("GOFLAGS", "-mod=readonly")
-                .env("GOTOOLCHAIN", "local")
                 .output()
             {
                 Ok(output) => output,

@@ -32,11 +32,13 @@ fn build() -> Option<PathBuf> {
     std::fs::create_dir_all(shared_target_dir()).unwrap();
     let staging = tempfile::tempdir_in(shared_target_dir()).unwrap();
     let started = Instant::now();
-    let output = match Command::new("go")
-        .args(["install", MODULE])
+    let mut go = Command::new("go");
+    go.arg("install");
+    super::go_tool::build_like_the_scripts(&mut go);
+    let output = match go
+        .arg(MODULE)
         .env("GOBIN", staging.path())
-        .env("GOTOOLCHAIN", "local")
-        .env("GOFLAGS", "-mod=readonly -buildvcs=false")
+        .env("GOFLAGS", "-mod=readonly")
         .output()
     {
         Ok(output) => output,

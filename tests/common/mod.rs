@@ -4,6 +4,7 @@
 pub mod cluster;
 pub mod control_plane;
 pub mod docs;
+pub mod go_tool;
 pub mod helm;
 pub mod http;
 pub mod kubectl;
@@ -68,6 +69,39 @@ pub fn generated_build_env() -> [(&'static str, std::ffi::OsString); 4] {
         ("CARGO_PROFILE_DEV_DEBUG", "line-tables-only".into()),
         ("CARGO_TERM_COLOR", "never".into()),
     ]
+}
+
+/// Dates every file of the project's vendored opgen-runtime at this opgen binary's build time, so
+/// that the generated projects share one build of the runtime in the shared target directory.
+///
+/// Cargo names a path dependency's build by its path relative to the workspace, the same
+/// `vendor/opgen-runtime` in every project, and reuses the build unless a source file is newer
+/// than it. Written at `opgen init`, every project's copy is newer than the build of the project
+/// before, and each project compiled the runtime again (a minute of CPU per project, build and
+/// clippy). The copy is a function of the binary, so a copy dated at the binary is never newer
+/// than a build of the same copy, and a new binary (a changed runtime) dates it later than every
+/// build of the old one.
+///
+/// Only in this checkout's own target directory: checkouts sharing `OPGEN_E2E_TARGET_DIR` run
+/// binaries of different commits, whose copies could take each other's builds.
+pub fn date_vendored_runtime_at_the_binary(project_root: &Path) {
+    let vendored = project_root.join("vendor/opgen-runtime");
+    if std::env::var_os("OPGEN_E2E_TARGET_DIR").is_some() || !vendored.is_dir() {
+        return;
+    }
+    let built = std::fs::metadata(env!("CARGO_BIN_EXE_opgen"))
+        .and_then(|metadata| metadata.modified())
+        .unwrap();
+    for entry in walkdir::WalkDir::new(&vendored) {
+        let entry = entry.unwrap();
+        if entry.file_type().is_file() {
+            std::fs::File::options()
+                .write(true)
+                .open(entry.path())
+                .and_then(|file| file.set_modified(built))
+                .unwrap_or_else(|err| panic!("{}: {err}", entry.path().display()));
+        }
+    }
 }
 
 /// Every file under `dir` (but build output) with its bytes, keyed by relative path.
@@ -149,6 +183,7 @@ impl Project {
             .args(extra)
             .assert()
             .success();
+        date_vendored_runtime_at_the_binary(&root);
         Self { temp, root }
     }
 

@@ -3538,9 +3538,7 @@ fn the_tests_date_a_projects_runtime_copy_at_the_binarys_build() {
         return;
     }
     let project = Project::init("dated-op", "");
-    let built = std::fs::metadata(env!("CARGO_BIN_EXE_opgen"))
-        .and_then(|metadata| metadata.modified())
-        .unwrap();
+    let built = common::opgen_built_at();
     let copy = project.root.join("vendor/opgen-runtime");
     let mut files = 0;
     for entry in walkdir::WalkDir::new(&copy) {

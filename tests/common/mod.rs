@@ -77,8 +77,8 @@ pub fn generated_build_env() -> [(&'static str, std::ffi::OsString); 4] {
 /// Cargo names a path dependency's build by its path relative to the workspace, the same
 /// `vendor/opgen-runtime` in every project, and reuses the build unless a source file is newer
 /// than it. Written at `opgen init`, every project's copy is newer than the build of the project
-/// before, and each project compiled the runtime again (a minute of CPU per project, build and
-/// clippy). The copy is a function of the binary, so a copy dated at the binary is never newer
+/// before, and each project compiled the runtime again (about half a CPU-minute per project:
+/// its build, test build and clippy). The copy is a function of the binary, so a copy dated at the binary is never newer
 /// than a build of the same copy, and a new binary (a changed runtime) dates it later than every
 /// build of the old one.
 ///
@@ -89,9 +89,7 @@ pub fn date_vendored_runtime_at_the_binary(project_root: &Path) {
     if std::env::var_os("OPGEN_E2E_TARGET_DIR").is_some() || !vendored.is_dir() {
         return;
     }
-    let built = std::fs::metadata(env!("CARGO_BIN_EXE_opgen"))
-        .and_then(|metadata| metadata.modified())
-        .unwrap();
+    let built = opgen_built_at();
     for entry in walkdir::WalkDir::new(&vendored) {
         let entry = entry.unwrap();
         if entry.file_type().is_file() {
@@ -102,6 +100,13 @@ pub fn date_vendored_runtime_at_the_binary(project_root: &Path) {
                 .unwrap_or_else(|err| panic!("{}: {err}", entry.path().display()));
         }
     }
+}
+
+/// When the opgen binary the tests run was built (its modification time).
+pub fn opgen_built_at() -> std::time::SystemTime {
+    std::fs::metadata(env!("CARGO_BIN_EXE_opgen"))
+        .and_then(|metadata| metadata.modified())
+        .unwrap()
 }
 
 /// Every file under `dir` (but build output) with its bytes, keyed by relative path.

@@ -96,7 +96,8 @@ fn updated(project: &Project, says: &[&str]) {
     }
     let manifest = project.read("Cargo.toml");
     let dependency = format!("version = \"={}\"", env!("CARGO_PKG_VERSION"));
-    assert!(manifest.contains(&dependency), "{manifest}"); // The runtime's copy is now this binary's, as a new project's is.
+    assert!(manifest.contains(&dependency), "{manifest}");
+    // The runtime's copy is now this binary's, as a new project's is.
     crate::common::date_vendored_runtime_at_the_binary(&project.root);
 }
 

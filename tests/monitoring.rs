@@ -222,7 +222,8 @@ fn the_rules_and_their_tests_follow_the_kinds() {
 /// queries use them.
 fn exported_metrics(name: &str) -> BTreeSet<String> {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    // The directory and settings of tests/runtime_crate.rs, so that the crate is built once.
+    // The directory, settings and features of tests/runtime_crate.rs, whose `cargo test`
+    // builds this example too: the crate and its dependencies are built once for both.
     let target = Path::new(env!("CARGO_TARGET_TMPDIR"))
         .parent()
         .unwrap()
@@ -233,6 +234,7 @@ fn exported_metrics(name: &str) -> BTreeSet<String> {
             "--quiet",
             "-p",
             "opgen-runtime",
+            "--all-features",
             "--example",
             "metric_families",
             "--",

@@ -118,13 +118,12 @@ pub fn scenario() {
     log("the project's `make test-e2e` passed", started);
     assert!(e2e.contains("test result: ok. "), "{e2e}");
 
-    let deploy = |image: &str| {
-        project.make_with(
-            &format!("deploy IMG={image}"),
-            &[("KUBECONFIG", kubeconfig.as_os_str())],
-        )
-    };
-    deploy(MANAGER_V1);
+    make_on_node(
+        &project,
+        &format!("deploy IMG={MANAGER_V1}"),
+        &kubeconfig,
+        &[],
+    );
     let manager = wait_for_managers(&kubectl, 1).remove(0);
     check_manager_pod(&kubectl, &manager);
     log(
@@ -159,7 +158,7 @@ pub fn scenario() {
     // deletes the manager and the CRDs at once, and a CRD whose objects keep a finalizer that
     // nobody removes any more is never deleted (as with Kubebuilder's `undeploy`).
     kubectl.ok(&["delete", "namespace", APPS, "--wait=true", "--timeout=120s"]);
-    project.make_with("undeploy", &[("KUBECONFIG", kubeconfig.as_os_str())]);
+    make_on_node(&project, "undeploy", &kubeconfig, &[]);
     nothing_left(&kubectl);
     log("undeployed, nothing left", started);
 }
@@ -229,25 +228,41 @@ fn volume(dir: &Path, round: &str) -> String {
     .to_string()
 }
 
+/// `make <args>` on the node's cluster, with `env` besides. What it builds (`make deploy`
+/// runs `make manifests`, which runs the crdgen binary) goes into the shared target
+/// directory, like every build here: its own would build the dependencies again.
+fn make_on_node(
+    project: &Project,
+    args: &str,
+    kubeconfig: &Path,
+    env: &[(&str, &std::ffi::OsStr)],
+) -> String {
+    let build_env = generated_build_env();
+    let all: Vec<(&str, &std::ffi::OsStr)> = build_env
+        .iter()
+        .map(|(name, value)| (*name, value.as_os_str()))
+        .chain([("KUBECONFIG", kubeconfig.as_os_str())])
+        .chain(env.iter().copied())
+        .collect();
+    project.make_with(args, &all)
+}
+
 /// `make test-e2e` with the images this scenario built: the build is skipped (the harness
 /// built MANAGER_V1), the load step is the node's, curl is the local stand-in.
 fn project_e2e(project: &Project, kubeconfig: &Path) -> String {
     let load = format!("{} load", common::cluster::script().display());
-    // Its test binary builds into the shared target directory, like every build here.
-    let build_env = generated_build_env();
-    let mut env: Vec<(&str, &std::ffi::OsStr)> = build_env
-        .iter()
-        .map(|(name, value)| (*name, value.as_os_str()))
-        .collect();
-    env.extend([
-        ("KUBECONFIG", kubeconfig.as_os_str()),
-        ("E2E_IMG", MANAGER_V1.as_ref()),
-        ("E2E_SKIP_BUILD", "true".as_ref()),
-        ("E2E_LOAD_IMAGE", load.as_ref()),
-        ("E2E_CURL_IMAGE", CURL.as_ref()),
-        ("E2E_TIMEOUT", "240".as_ref()),
-    ]);
-    project.make_with("test-e2e", &env)
+    make_on_node(
+        project,
+        "test-e2e",
+        kubeconfig,
+        &[
+            ("E2E_IMG", MANAGER_V1.as_ref()),
+            ("E2E_SKIP_BUILD", "true".as_ref()),
+            ("E2E_LOAD_IMAGE", load.as_ref()),
+            ("E2E_CURL_IMAGE", CURL.as_ref()),
+            ("E2E_TIMEOUT", "240".as_ref()),
+        ],
+    )
 }
 
 /// The manager's pods, as a List.
@@ -734,9 +749,11 @@ fn handover(kubectl: &Kubectl) {
 /// event on the scenario's objects) nor makes a second workload.
 fn upgrade(kubectl: &Kubectl, project: &Project, kubeconfig: &Path) {
     let warnings_before = warnings(kubectl);
-    project.make_with(
+    make_on_node(
+        project,
         &format!("deploy IMG={MANAGER_V2}"),
-        &[("KUBECONFIG", kubeconfig.as_os_str())],
+        kubeconfig,
+        &[],
     );
     wait_for("the manager to run the new image", POD_TIMEOUT, || {
         let deployment =

@@ -160,6 +160,12 @@ pub fn scenario() {
     kubectl.ok(&["delete", "namespace", APPS, "--wait=true", "--timeout=120s"]);
     make_on_node(&project, "undeploy", &kubeconfig, &[]);
     nothing_left(&kubectl);
+    // Every build of the scenario went to the shared target directory.
+    assert!(
+        !root.join("target").exists(),
+        "something built into {}/target instead of the shared target directory",
+        root.display()
+    );
     log("undeployed, nothing left", started);
 }
 

@@ -108,6 +108,44 @@ fn build_test_lint(root: &Path) {
     run(root, "cargo fmt --check", true);
 }
 
+/// The watches the project's debug library compiles: `controllers`, one of each controller's
+/// own kind. Those of what operands make (workloads, Services, budgets, autoscalers) are the
+/// instances opgen-runtime compiles once (runtime/src/operand/instances.rs), which an
+/// unoptimized build links instead of compiling them again for every project.
+fn assert_watches_compiled_in_the_library(root: &Path, controllers: usize) {
+    let name = root
+        .file_name()
+        .unwrap()
+        .to_string_lossy()
+        .replace('-', "_");
+    let prefix = format!("lib{name}-");
+    // The newest: other checkouts sharing the target directory build the same name.
+    let library = std::fs::read_dir(shared_target_dir().join("debug/deps"))
+        .unwrap()
+        .map(|entry| entry.unwrap().path())
+        .filter(|path| {
+            let file = path.file_name().unwrap().to_string_lossy();
+            file.starts_with(&prefix) && file.ends_with(".rlib")
+        })
+        .max_by_key(|path| path.metadata().unwrap().modified().unwrap())
+        .unwrap_or_else(|| panic!("no {prefix}*.rlib in the shared target directory"));
+    let symbols = run(
+        root,
+        &format!("nm --demangle --defined-only {}", library.display()),
+        true,
+    );
+    let watches = String::from_utf8_lossy(&symbols.stdout)
+        .lines()
+        .filter(|line| line.ends_with(" opgen_runtime::client::cache::cached_watch"))
+        .count();
+    assert_eq!(
+        watches,
+        controllers,
+        "{} compiles {watches} watches, not one per controller",
+        library.display()
+    );
+}
+
 /// `kubectl kustomize dir`, rendered, after checking it holds an object of every kind in `kinds`.
 fn kustomize(root: &Path, dir: &str, kinds: &[&str]) -> String {
     let output = run(root, &format!("kubectl kustomize {dir}"), true);
@@ -321,6 +359,8 @@ fn scenario(name: &str, init_args: &str, manager_role: &str, extras: Extras) {
     }
     run(root, "opgen generate manifests", true);
     build_test_lint(root);
+    // MySQLCluster's two versions share one controller.
+    assert_watches_compiled_in_the_library(root, 9);
     if tutorial_edit {
         let crd = project.read("config/crd/bases/data.example.com_postgresclusters.yaml");
         assert!(

@@ -6,7 +6,8 @@
 
 use ::std::fmt::Debug;
 
-use ::futures::{FutureExt as _, Stream};
+use ::futures::stream::BoxStream;
+use ::futures::{FutureExt as _, StreamExt as _};
 use ::kube::Api;
 use ::kube::Resource;
 use ::kube::runtime::reflector::{ObjectRef, Store, store::Writer};
@@ -28,11 +29,15 @@ pub(crate) fn trimmed<K: Resource>(obj: &mut K) {
 /// The watch of `api` (objects `config` selects), trimmed, kept in `writer`'s store: each
 /// object is in the store before the stream yields it, so a reconcile it triggers reads the
 /// copy it was triggered by, or a newer one.
+///
+/// Boxed here, in a function of the watched kind alone: the watch's state machine is compiled
+/// where its stream is boxed, so the runtime compiles it once for the kinds every operand
+/// watches (see `operand::instances`) instead of each controller of a project compiling its own.
 pub(crate) fn cached_watch<K>(
     api: Api<K>,
     config: watcher::Config,
     writer: Writer<K>,
-) -> impl Stream<Item = Result<watcher::Event<K>, watcher::Error>> + Send + 'static
+) -> BoxStream<'static, Result<watcher::Event<K>, watcher::Error>>
 where
     K: Resource<DynamicType = ()> + Clone + Debug + DeserializeOwned + Send + Sync + 'static,
 {
@@ -40,6 +45,7 @@ where
         .default_backoff()
         .modify(trimmed)
         .reflect(writer)
+        .boxed()
 }
 
 /// The cached copy of the object `desired` names, if the store holds it.

@@ -31,7 +31,7 @@ mod driver;
 mod owned_caches;
 mod queue;
 pub mod reference;
-mod setup;
+pub(crate) mod setup;
 
 use ::std::future::Future;
 use ::std::time::Duration;

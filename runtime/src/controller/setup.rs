@@ -4,8 +4,9 @@
 use ::std::fmt::Debug;
 use ::std::sync::Arc;
 
+use ::futures::stream::BoxStream;
 use ::futures::{StreamExt as _, TryStreamExt as _};
-use ::kube::api::ListParams;
+use ::kube::api::{ListParams, PartialObjectMeta};
 use ::kube::runtime::controller::{self, Action, Config as ControllerConfig, Controller};
 use ::kube::runtime::reflector::{self, ObjectRef, store::Writer};
 use ::kube::runtime::{WatchStreamExt as _, watcher};
@@ -54,8 +55,12 @@ impl<R: Reconcile> Setup<R> {
     where
         C: ApiObject,
     {
-        let add: AddWatch<R::Object> =
-            Box::new(move |controller, ctx| controller.owns(ctx.watched::<C>(), config));
+        let add: AddWatch<R::Object> = Box::new(move |controller, ctx| {
+            controller.owns_stream(metadata_watch(
+                ctx.watched::<PartialObjectMeta<C>>(),
+                config,
+            ))
+        });
         self.watches.push(add);
         self
     }
@@ -134,6 +139,19 @@ impl<R: Reconcile> Setup<R> {
         info!(controller = name, "controller stopped");
         Ok(())
     }
+}
+
+/// The watch of the metadata of the objects `config` selects (`api` asks for their metadata
+/// alone), as kube's `Controller::owns` watches the objects a controller owns.
+///
+/// Boxed here, in a function of the watched kind alone, for the reason
+/// [`cached_watch`] is: the runtime compiles it once for the kinds operands own (see
+/// `operand::instances`).
+pub(crate) fn metadata_watch<C: ApiObject>(
+    api: Api<PartialObjectMeta<C>>,
+    config: watcher::Config,
+) -> BoxStream<'static, Result<PartialObjectMeta<C>, watcher::Error>> {
+    watcher(api, config).touched_objects().boxed()
 }
 
 /// Marks in `queue` the objects the watch of the kind saw change after its initial list (not

@@ -64,6 +64,7 @@ mod autoscaler;
 mod budget;
 mod changes;
 pub mod cronjob;
+mod instances;
 pub mod job;
 mod pods;
 mod progress;

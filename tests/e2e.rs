@@ -108,11 +108,12 @@ fn build_test_lint(root: &Path) {
     run(root, "cargo fmt --check", true);
 }
 
-/// The watches the project's debug library compiles: `controllers`, one of each controller's
-/// own kind. Those of what operands make (workloads, Services, budgets, autoscalers) are the
-/// instances opgen-runtime compiles once (runtime/src/operand/instances.rs), which an
+/// What of the runtime's operand machinery the project's debug library compiles: the watches of
+/// its `controllers`' own kinds, one each, and nothing of what operands make (the watches of
+/// workloads, Services, budgets, autoscalers, Jobs and CronJobs, and the applies). Those are
+/// the instances opgen-runtime compiles once (runtime/src/operand/instances.rs), which an
 /// unoptimized build links instead of compiling them again for every project.
-fn assert_watches_compiled_in_the_library(root: &Path, controllers: usize) {
+fn assert_links_the_runtimes_operand_machinery(root: &Path, controllers: usize) {
     let name = root
         .file_name()
         .unwrap()
@@ -129,19 +130,37 @@ fn assert_watches_compiled_in_the_library(root: &Path, controllers: usize) {
         })
         .max_by_key(|path| path.metadata().unwrap().modified().unwrap())
         .unwrap_or_else(|| panic!("no {prefix}*.rlib in the shared target directory"));
-    let symbols = run(
+    let output = run(
         root,
         &format!("nm --demangle --defined-only {}", library.display()),
         true,
     );
-    let watches = String::from_utf8_lossy(&symbols.stdout)
+    let symbols = String::from_utf8_lossy(&output.stdout);
+    // `ADDRESS TYPE NAME`, the name demangled without its hash.
+    let defined: Vec<&str> = symbols
         .lines()
-        .filter(|line| line.ends_with(" opgen_runtime::client::cache::cached_watch"))
+        .filter_map(|line| line.splitn(3, ' ').nth(2))
+        .collect();
+    let watches = defined
+        .iter()
+        .filter(|name| **name == "opgen_runtime::client::cache::cached_watch")
         .count();
     assert_eq!(
         watches,
         controllers,
-        "{} compiles {watches} watches, not one per controller",
+        "{} compiles {watches} cached watches, not one per controller",
+        library.display()
+    );
+    let operand_machinery: Vec<&&str> = defined
+        .iter()
+        .filter(|name| {
+            name.starts_with("opgen_runtime::client::apply::")
+                || name.starts_with("opgen_runtime::controller::setup::metadata_watch")
+        })
+        .collect();
+    assert!(
+        operand_machinery.is_empty(),
+        "{} compiles what the runtime's instances hold: {operand_machinery:?}",
         library.display()
     );
 }
@@ -360,7 +379,7 @@ fn scenario(name: &str, init_args: &str, manager_role: &str, extras: Extras) {
     run(root, "opgen generate manifests", true);
     build_test_lint(root);
     // MySQLCluster's two versions share one controller.
-    assert_watches_compiled_in_the_library(root, 9);
+    assert_links_the_runtimes_operand_machinery(root, 9);
     if tutorial_edit {
         let crd = project.read("config/crd/bases/data.example.com_postgresclusters.yaml");
         assert!(

@@ -57,7 +57,9 @@ use std::{
     time::Instant,
 };
 
-use common::{Project, control_plane::DEFAULT_KUBERNETES, generated_build_env, shared_target_dir};
+use common::{
+    Project, control_plane::DEFAULT_KUBERNETES, generated_build_env, go_tool, shared_target_dir,
+};
 
 /// Runs `command_line` (split at whitespace; `opgen` is the binary under test) in `dir` with
 /// the shared target directory, and panics with its output unless it exits as `success` says.
@@ -944,46 +946,35 @@ fn validate_with_olm(root: &Path) {
     );
 }
 
-/// scripts/bundle-validate, built once per run into the shared target directory. The first
-/// build downloads operator-framework/api and its dependencies through the Go module proxy
-/// into Go's module cache; later runs reuse it.
+/// scripts/bundle-validate, built once into the tools' store under a fingerprint of its source
+/// (so an edit of it builds it again). The first build downloads operator-framework/api and
+/// its dependencies through the Go module proxy into Go's module cache.
 fn olm_validator() -> Option<&'static Path> {
     static VALIDATOR: OnceLock<Option<PathBuf>> = OnceLock::new();
     VALIDATOR
         .get_or_init(|| {
-            let binary = shared_target_dir().join("bundle-validate/bundle-validate");
             let source = Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/bundle-validate");
-            let started = Instant::now();
-            let mut go = Command::new("go");
-            go.arg("build");
-            common::go_tool::build_like_the_scripts(&mut go);
-            let output = match go
-                .arg("-o")
-                .arg(&binary)
-                .arg(".")
-                .current_dir(&source)
-                .env("GOFLAGS", "-mod=readonly")
-                .output()
-            {
-                Ok(output) => output,
-                Err(err) if err.kind() == std::io::ErrorKind::NotFound => {
-                    eprintln!(
-                        "[e2e] NOT RUN: OLM's bundle validation (operator-framework/api): `go` is not installed, so scripts/bundle-validate cannot be built"
-                    );
-                    return None;
-                }
-                Err(err) => panic!("cannot run go: {err}"),
-            };
-            assert!(
-                output.status.success(),
-                "go build of scripts/bundle-validate failed:\n{}",
-                String::from_utf8_lossy(&output.stderr)
+            let dir = go_tool::tool_dir(
+                "bundle-validate",
+                &go_tool::source_fingerprint(&source),
             );
-            eprintln!(
-                "[e2e] go build scripts/bundle-validate ({:.0?})",
-                started.elapsed()
-            );
-            Some(binary)
+            let built = go_tool::build_once(&dir, "bundle-validate", |staging| {
+                let mut go = Command::new("go");
+                go.arg("build");
+                go_tool::build_like_the_scripts(&mut go);
+                go.arg("-o")
+                    .arg(staging.join("bundle-validate"))
+                    .arg(".")
+                    .current_dir(&source)
+                    .env("GOFLAGS", "-mod=readonly");
+                go
+            });
+            if built.is_none() {
+                eprintln!(
+                    "[e2e] NOT RUN: OLM's bundle validation (operator-framework/api): `go` is not installed, so scripts/bundle-validate cannot be built"
+                );
+            }
+            built
         })
         .as_deref()
 }

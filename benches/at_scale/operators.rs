@@ -162,11 +162,10 @@ fn set_concurrency(main: &Path) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// Kubebuilder's CLI, built with `go install` into opgen's tool cache once.
+/// Kubebuilder's CLI, built with `go install` into the tools' store once.
 fn kubebuilder_binary() -> anyhow::Result<PathBuf> {
-    let home = std::env::var_os("HOME").context("HOME is not set")?;
-    let dir = Path::new(&home)
-        .join(".local/share/opgen-tools/kubebuilder")
+    let dir = crate::common::go_tool::tools_store()
+        .join("kubebuilder")
         .join(KUBEBUILDER_VERSION);
     let binary = dir.join("kubebuilder");
     if !binary.exists() {

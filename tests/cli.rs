@@ -3020,6 +3020,9 @@ fn run_install_step(project: &Project, release: Release) -> InstallRun {
         .current_dir(&project.root)
         .env("PATH", format!("{}:/usr/bin:/bin", bin.display()))
         .env("CARGO_HOME", &cargo_home)
+        // The step downloads into `mktemp -d`, which a CI runner throws away with itself: here,
+        // into the test's own directory, so that no run leaves it behind.
+        .env("TMPDIR", tools.path())
         .output()
         .unwrap();
     InstallRun {

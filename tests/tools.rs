@@ -5,7 +5,7 @@ mod common;
 
 use std::{path::Path, process::Command};
 
-use common::go_tool::{build_once, source_fingerprint};
+use common::go_tool::{build_once, source_fingerprint, tools_store_with};
 
 /// A command that writes `binary` into the staging directory it is given, and counts its runs
 /// in `runs`: what a `go build -o` does, without Go.
@@ -48,7 +48,7 @@ fn a_missing_go_is_reported_as_nothing_built() {
 }
 
 #[test]
-#[should_panic(expected = "failed")]
+#[should_panic(expected = "no such module")]
 fn a_failed_build_fails_the_test_with_its_output() {
     let store = tempfile::tempdir().unwrap();
     let dir = store.path().join("tool/1.0-linux-amd64");
@@ -76,4 +76,54 @@ fn an_edit_of_a_tools_source_changes_where_it_is_kept() {
     )
     .unwrap();
     assert_ne!(edited, source_fingerprint(source.path()));
+}
+
+#[test]
+fn the_store_is_where_the_scripts_keep_their_tools() {
+    let store = |vars: &[(&str, &str)]| {
+        let vars: Vec<(String, String)> = vars
+            .iter()
+            .map(|(name, value)| ((*name).to_owned(), (*value).to_owned()))
+            .collect();
+        tools_store_with(move |name| {
+            vars.iter()
+                .find(|(var, _)| var == name)
+                .map(|(_, value)| value.into())
+        })
+    };
+    assert_eq!(
+        store(&[("HOME", "/home/u")]),
+        Path::new("/home/u/.local/share/opgen-tools")
+    );
+    assert_eq!(
+        store(&[("HOME", "/home/u"), ("XDG_DATA_HOME", "/data")]),
+        Path::new("/data/opgen-tools")
+    );
+    assert_eq!(
+        store(&[
+            ("HOME", "/home/u"),
+            ("XDG_DATA_HOME", "/data"),
+            ("OPGEN_TOOLS_STORE", "/store")
+        ]),
+        Path::new("/store")
+    );
+    // Empty is unset, as `${VAR:-default}` reads it in scripts/promtool.sh.
+    assert_eq!(
+        store(&[
+            ("HOME", "/home/u"),
+            ("XDG_DATA_HOME", ""),
+            ("OPGEN_TOOLS_STORE", "")
+        ]),
+        Path::new("/home/u/.local/share/opgen-tools")
+    );
+    // The scripts' own default, word for word.
+    let script =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/promtool.sh"))
+            .unwrap();
+    assert!(
+        script.contains(
+            "store=${OPGEN_TOOLS_STORE:-${XDG_DATA_HOME:-$HOME/.local/share}/opgen-tools}"
+        ),
+        "scripts/promtool.sh keeps its tools elsewhere now: move tools_store with it"
+    );
 }

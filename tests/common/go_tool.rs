@@ -39,7 +39,13 @@ pub fn build_like_the_scripts(go: &mut Command) {
 /// `scripts/semver-checks.sh` keep theirs: `OPGEN_TOOLS_STORE`, else
 /// `$XDG_DATA_HOME/opgen-tools`, else `~/.local/share/opgen-tools`.
 pub fn tools_store() -> PathBuf {
-    let set = |name: &str| std::env::var_os(name).filter(|value| !value.is_empty());
+    tools_store_with(|name| std::env::var_os(name))
+}
+
+/// [`tools_store`] with the environment read through `var`; an empty variable counts as unset,
+/// as `${VAR:-default}` has it in the scripts.
+pub fn tools_store_with(var: impl Fn(&str) -> Option<std::ffi::OsString>) -> PathBuf {
+    let set = |name: &str| var(name).filter(|value| !value.is_empty());
     if let Some(store) = set("OPGEN_TOOLS_STORE") {
         return PathBuf::from(store);
     }

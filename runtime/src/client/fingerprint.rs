@@ -3,6 +3,8 @@
 //! fingerprint (nothing was added to or removed from the desired object since it was applied)
 //! and every field the desired object sets has the same value (nobody changed them).
 
+use ::std::collections::BTreeMap;
+
 use ::k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use ::kube::{Resource, ResourceExt as _};
 use ::serde::Serialize;
@@ -30,21 +32,13 @@ pub(crate) fn is_up_to_date<K: Resource + Serialize>(observed: &K, desired: &K) 
         && contains(&json(observed), &json(desired))
 }
 
-/// Whether the metadata `observed` holds the fingerprint of the `desired` one's object
-/// (fingerprinted) and every value it sets (labels, annotations, owner references): what
-/// [`is_up_to_date`] checks but the spec, for a copy that keeps none of its spec (an operand's
-/// cached workload).
-pub(crate) fn has_desired_metadata(observed: &ObjectMeta, desired: &ObjectMeta) -> bool {
-    let json = |meta: &ObjectMeta| serde_json::to_value(meta).expect("metadata serializes");
-    has_same_fingerprint(observed, desired) && contains(&json(observed), &json(desired))
-}
-
 /// The fingerprint `obj` holds, if any.
 pub(crate) fn fingerprint_of<K: Resource>(obj: &K) -> Option<&str> {
     fingerprint_in(obj.meta())
 }
 
-fn fingerprint_in(meta: &ObjectMeta) -> Option<&str> {
+/// The fingerprint `meta` holds, if any.
+pub(crate) fn fingerprint_in(meta: &ObjectMeta) -> Option<&str> {
     meta.annotations
         .as_ref()?
         .get(FINGERPRINT_ANNOTATION)
@@ -92,6 +86,50 @@ pub(crate) fn contains(observed: &Value, desired: &Value) -> bool {
     }
 }
 
+/// The entries of a map of strings (labels, annotations) as hashes, sorted: enough to tell
+/// whether the map holds an entry with a given value, at 8 bytes an entry, where a `BTreeMap`
+/// of a few entries allocates a node of about 540 bytes. Two different entries with the same
+/// 64-bit hash would pass for each other; among the few entries of one object's map, that is
+/// about as likely as two fingerprints of different objects matching.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub(crate) struct EntryHashes(Box<[u64]>);
+
+impl EntryHashes {
+    /// The hashes of `map`'s entries.
+    pub(crate) fn of(map: Option<&BTreeMap<String, String>>) -> Self {
+        let mut hashes: Vec<u64> = map
+            .into_iter()
+            .flatten()
+            .map(|(key, value)| entry_hash(key, value))
+            .collect();
+        hashes.sort_unstable();
+        Self(hashes.into_boxed_slice())
+    }
+
+    /// Whether the map these are the hashes of holds every entry of `desired`.
+    pub(crate) fn contain_all(&self, desired: Option<&BTreeMap<String, String>>) -> bool {
+        desired
+            .into_iter()
+            .flatten()
+            .all(|(key, value)| self.0.binary_search(&entry_hash(key, value)).is_ok())
+    }
+}
+
+/// The hash of a map's entry: its key, a NUL and its value. No key of a label or an annotation
+/// may hold a NUL, so no two entries hash the same bytes.
+fn entry_hash(key: &str, value: &str) -> u64 {
+    [key.as_bytes(), b"\0", value.as_bytes()]
+        .into_iter()
+        .flatten()
+        .fold(FNV_OFFSET_BASIS, fnv_step)
+}
+
+const FNV_OFFSET_BASIS: u64 = 0xcbf2_9ce4_8422_2325;
+
+fn fnv_step(hash: u64, byte: &u8) -> u64 {
+    (hash ^ u64::from(*byte)).wrapping_mul(0x0100_0000_01b3)
+}
+
 /// FNV-1a, 64 bits, in hexadecimal: stable across Rust releases and processes, unlike std's
 /// hasher, so that a new manager recognises what an earlier one applied.
 pub(crate) fn hash(bytes: &[u8]) -> String {
@@ -100,9 +138,7 @@ pub(crate) fn hash(bytes: &[u8]) -> String {
 
 /// The FNV-1a hash of `bytes` that [`hash`] writes out.
 pub(crate) fn hash64(bytes: &[u8]) -> u64 {
-    bytes.iter().fold(0xcbf2_9ce4_8422_2325_u64, |hash, byte| {
-        (hash ^ u64::from(*byte)).wrapping_mul(0x0100_0000_01b3)
-    })
+    bytes.iter().fold(FNV_OFFSET_BASIS, fnv_step)
 }
 
 #[cfg(test)]

@@ -14,12 +14,13 @@
 use ::std::collections::{HashMap, HashSet};
 use ::std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
+use ::k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use ::kube::runtime::reflector::{ObjectRef, Store};
 use ::kube::{Resource, ResourceExt as _};
 
 use super::workload::Workload;
 use super::workload_copy::WorkloadCopy;
-use crate::client::fingerprint::{fingerprint_of, has_desired_metadata, hash64};
+use crate::client::fingerprint::{fingerprint_of, hash64};
 
 /// How many proofs of workloads that no longer exist are kept at most before they are
 /// dropped, beyond as many as the store holds: pruning walks the store, so it waits until
@@ -76,11 +77,11 @@ impl<W: Workload> WorkloadCache<W> {
 
     /// What `copy` says of `desired` (fingerprinted).
     pub(crate) fn judge(&self, copy: &WorkloadCopy<W>, desired: &W) -> Judgment {
-        if !has_desired_metadata(copy.meta(), desired.meta()) {
+        if !copy.has_metadata_of(desired.meta()) {
             return Judgment::Changed;
         }
         let proof = self.lock().get(&key(copy)).copied();
-        match (proof, proof_of(copy)) {
+        match (proof, proof_of(copy.fingerprint(), copy.meta())) {
             (Some(proven), Some(copied))
                 if proven.uid == copied.uid && proven.fingerprint == copied.fingerprint =>
             {
@@ -99,7 +100,8 @@ impl<W: Workload> WorkloadCache<W> {
     /// Remembers that `stored`, a whole workload as the API server returned it, has the spec
     /// its fingerprint stands for.
     pub(crate) fn prove(&self, stored: &W) {
-        let Some(proof) = proof_of(stored) else {
+        let fingerprint = fingerprint_of(stored).map(|value| hash64(value.as_bytes()));
+        let Some(proof) = proof_of(fingerprint, stored.meta()) else {
             return;
         };
         let mut proofs = self.lock();
@@ -122,13 +124,13 @@ fn key<K: Resource>(workload: &K) -> u64 {
     hash64(format!("{namespace}/{}", workload.name_any()).as_bytes())
 }
 
-/// What `workload` (or its copy) would prove: nothing without a fingerprint, a uid or a
-/// generation.
-fn proof_of<K: Resource>(workload: &K) -> Option<Proof> {
+/// What a workload (or its copy) with `metadata` and the fingerprint of this hash would prove:
+/// nothing without a fingerprint, a uid or a generation.
+fn proof_of(fingerprint: Option<u64>, metadata: &ObjectMeta) -> Option<Proof> {
     Some(Proof {
-        fingerprint: hash64(fingerprint_of(workload)?.as_bytes()),
-        uid: hash64(workload.uid()?.as_bytes()),
-        generation: workload.meta().generation?,
+        fingerprint: fingerprint?,
+        uid: hash64(metadata.uid.as_ref()?.as_bytes()),
+        generation: metadata.generation?,
     })
 }
 

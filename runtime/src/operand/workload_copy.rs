@@ -6,54 +6,121 @@
 //! labels, owner, generation), the replicas, the containers' images (the events name the image
 //! a rollout replaces) and the status (the owner's conditions). A [`WorkloadCopy`] is
 //! deserialized straight from the watch's JSON into those fields, so the rest is never held,
-//! not even for a moment; [`WorkloadCopy::restored`] makes a workload of them again for the
-//! reconcile that reads it.
+//! not even for a moment (its managed fields included); [`WorkloadCopy::restored`] makes a
+//! workload of them again for the reconcile that reads it.
+//!
+//! Labels and annotations are only ever compared with the desired workload's, so a copy keeps
+//! them as hashes of their entries (see `EntryHashes`), and the selector as a list: a
+//! `BTreeMap` allocates about 540 bytes for its first entry, and these three maps were most of
+//! a copy's size.
 
 use ::std::borrow::Cow;
+use ::std::collections::BTreeMap;
 use ::std::marker::PhantomData;
 
 use ::k8s_openapi::NamespaceResourceScope;
 use ::k8s_openapi::api::core::v1::{Container, PodSpec, PodTemplateSpec};
-use ::k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, ObjectMeta};
+use ::k8s_openapi::apimachinery::pkg::apis::meta::v1::{
+    LabelSelector, LabelSelectorRequirement, ObjectMeta, OwnerReference, Time,
+};
 use ::kube::Resource;
 use ::serde::de::DeserializeOwned;
 use ::serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 use super::progress::Progress;
 use super::workload::Workload;
+use crate::client::fingerprint::{EntryHashes, contains, fingerprint_in, hash64};
 
 /// A workload `W` as an operand's cache keeps it: see the module's documentation.
 #[derive(Clone, Debug, PartialEq)]
 pub struct WorkloadCopy<W: Workload> {
+    /// Its metadata but its labels, annotations and managed fields.
     metadata: ObjectMeta,
+    labels: EntryHashes,
+    annotations: EntryHashes,
+    /// The hash of its fingerprint annotation's value.
+    fingerprint: Option<u64>,
     replicas: i32,
-    selector: LabelSelector,
+    selector: Selector,
     /// Its containers' names and images.
-    images: Vec<(String, Option<String>)>,
+    images: Box<[(String, Option<String>)]>,
     status: Option<W::Status>,
     workload: PhantomData<fn() -> W>,
+}
+
+/// A label selector, its labels in a list rather than a map.
+#[derive(Clone, Debug, PartialEq)]
+struct Selector {
+    labels: Option<Box<[(String, String)]>>,
+    expressions: Option<Vec<LabelSelectorRequirement>>,
+}
+
+impl Selector {
+    fn of(selector: LabelSelector) -> Self {
+        Self {
+            labels: selector
+                .match_labels
+                .map(|labels| labels.into_iter().collect()),
+            expressions: selector.match_expressions,
+        }
+    }
+
+    fn restored(&self) -> LabelSelector {
+        LabelSelector {
+            match_labels: self
+                .labels
+                .as_ref()
+                .map(|labels| labels.iter().cloned().collect()),
+            match_expressions: self.expressions.clone(),
+        }
+    }
 }
 
 impl<W: Workload> WorkloadCopy<W> {
     /// The copy of `workload` the cache would keep.
     pub fn of(workload: &W) -> Self {
         let containers = workload.pod_spec().map(|pod| pod.containers.as_slice());
-        Self {
-            metadata: workload.meta().clone(),
-            replicas: workload.replicas(),
-            selector: workload.selector().cloned().unwrap_or_default(),
-            images: containers
+        Self::kept(
+            workload.meta().clone(),
+            workload.replicas(),
+            workload.selector().cloned().unwrap_or_default(),
+            containers
                 .unwrap_or_default()
                 .iter()
                 .map(|container| (container.name.clone(), container.image.clone()))
                 .collect(),
-            status: workload.reported().cloned(),
+            workload.reported().cloned(),
+        )
+    }
+
+    /// A copy of what it keeps of a workload.
+    fn kept(
+        mut metadata: ObjectMeta,
+        replicas: i32,
+        selector: LabelSelector,
+        images: Box<[(String, Option<String>)]>,
+        status: Option<W::Status>,
+    ) -> Self {
+        let fingerprint = fingerprint_in(&metadata).map(|value| hash64(value.as_bytes()));
+        let labels = EntryHashes::of(metadata.labels.take().as_ref());
+        let annotations = EntryHashes::of(metadata.annotations.take().as_ref());
+        metadata.managed_fields = None;
+        Self {
+            metadata,
+            labels,
+            annotations,
+            fingerprint,
+            replicas,
+            selector: Selector::of(selector),
+            images,
+            status,
             workload: PhantomData,
         }
     }
 
-    /// The workload this is a copy of, with what the copy keeps: its metadata, replicas,
-    /// selector, containers (names and images only) and status.
+    /// The workload this is a copy of, with what the copy keeps: its metadata (without its
+    /// labels and annotations, which the copy keeps as hashes), replicas, selector, containers
+    /// (names and images only) and status.
     pub fn restored(&self) -> W {
         let containers = self
             .images
@@ -74,7 +141,7 @@ impl<W: Workload> WorkloadCopy<W> {
         W::restored(
             self.metadata.clone(),
             self.replicas,
-            self.selector.clone(),
+            self.selector.restored(),
             template,
             self.status.clone(),
         )
@@ -88,6 +155,30 @@ impl<W: Workload> WorkloadCopy<W> {
     /// How far it has come, from what it reports.
     pub fn progress(&self) -> Progress {
         W::progress_of(self.metadata.generation, self.status.as_ref())
+    }
+
+    /// The hash of the fingerprint it holds, if any (see `client::fingerprint`).
+    pub(crate) fn fingerprint(&self) -> Option<u64> {
+        self.fingerprint
+    }
+
+    /// Whether its metadata holds the `desired` metadata's fingerprint (of a fingerprinted
+    /// workload) and every value that sets: its labels, annotations, owner references. (Managed
+    /// fields are the API server's to set, and a copy has none.)
+    pub(crate) fn has_metadata_of(&self, desired: &ObjectMeta) -> bool {
+        let desired_fingerprint = fingerprint_in(desired).map(|value| hash64(value.as_bytes()));
+        let json = |meta: &ObjectMeta| serde_json::to_value(meta).expect("metadata serializes");
+        let rest = ObjectMeta {
+            labels: None,
+            annotations: None,
+            managed_fields: None,
+            ..desired.clone()
+        };
+        self.fingerprint.is_some()
+            && self.fingerprint == desired_fingerprint
+            && self.labels.contain_all(desired.labels.as_ref())
+            && self.annotations.contain_all(desired.annotations.as_ref())
+            && contains(&json(&self.metadata), &json(&rest))
     }
 }
 
@@ -124,10 +215,50 @@ impl<W: Workload> Resource for WorkloadCopy<W> {
 #[derive(Deserialize)]
 #[serde(bound(deserialize = "S: DeserializeOwned"))]
 struct Stored<S> {
-    metadata: ObjectMeta,
+    metadata: StoredMeta,
     #[serde(default)]
     spec: StoredSpec,
     status: Option<S>,
+}
+
+/// What a copy reads of a workload's metadata: all but its managed fields (most of a small
+/// object's JSON, and parsed into JSON values if read at all) and two fields that say nothing
+/// of it (`selfLink`, `generateName`).
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct StoredMeta {
+    name: Option<String>,
+    namespace: Option<String>,
+    uid: Option<String>,
+    resource_version: Option<String>,
+    generation: Option<i64>,
+    creation_timestamp: Option<Time>,
+    deletion_timestamp: Option<Time>,
+    deletion_grace_period_seconds: Option<i64>,
+    finalizers: Option<Vec<String>>,
+    owner_references: Option<Vec<OwnerReference>>,
+    labels: Option<BTreeMap<String, String>>,
+    annotations: Option<BTreeMap<String, String>>,
+}
+
+impl From<StoredMeta> for ObjectMeta {
+    fn from(stored: StoredMeta) -> Self {
+        ObjectMeta {
+            name: stored.name,
+            namespace: stored.namespace,
+            uid: stored.uid,
+            resource_version: stored.resource_version,
+            generation: stored.generation,
+            creation_timestamp: stored.creation_timestamp,
+            deletion_timestamp: stored.deletion_timestamp,
+            deletion_grace_period_seconds: stored.deletion_grace_period_seconds,
+            finalizers: stored.finalizers,
+            owner_references: stored.owner_references,
+            labels: stored.labels,
+            annotations: stored.annotations,
+            ..ObjectMeta::default()
+        }
+    }
 }
 
 #[derive(Default, Deserialize)]
@@ -159,12 +290,12 @@ struct StoredContainer {
 impl<'de, W: Workload> Deserialize<'de> for WorkloadCopy<W> {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
         let stored = Stored::<W::Status>::deserialize(deserializer)?;
-        Ok(Self {
-            metadata: stored.metadata,
+        Ok(Self::kept(
+            stored.metadata.into(),
             // What the API server defaults it to.
-            replicas: stored.spec.replicas.unwrap_or(1),
-            selector: stored.spec.selector,
-            images: stored
+            stored.spec.replicas.unwrap_or(1),
+            stored.spec.selector,
+            stored
                 .spec
                 .template
                 .spec
@@ -172,9 +303,8 @@ impl<'de, W: Workload> Deserialize<'de> for WorkloadCopy<W> {
                 .into_iter()
                 .map(|container| (container.name, container.image))
                 .collect(),
-            status: stored.status,
-            workload: PhantomData,
-        })
+            stored.status,
+        ))
     }
 }
 

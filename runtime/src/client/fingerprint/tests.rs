@@ -99,3 +99,35 @@ fn a_status_is_the_same_when_it_has_the_same_fields() {
     ));
     assert!(!is_same_status(&Value::Null, &json!({})));
 }
+
+#[test]
+fn entry_hashes_tell_whether_a_map_holds_every_desired_entry() {
+    let map = |entries: &[(&str, &str)]| -> BTreeMap<String, String> {
+        entries
+            .iter()
+            .map(|(key, value)| ((*key).to_owned(), (*value).to_owned()))
+            .collect()
+    };
+    let held = EntryHashes::of(Some(&map(&[("app", "widget"), ("tier", "web")])));
+    assert!(held.contain_all(Some(&map(&[("tier", "web")]))));
+    assert!(held.contain_all(Some(&map(&[("app", "widget"), ("tier", "web")]))));
+    assert!(held.contain_all(None), "nothing desired");
+    assert!(
+        !held.contain_all(Some(&map(&[("tier", "db")]))),
+        "another value"
+    );
+    assert!(
+        !held.contain_all(Some(&map(&[("zone", "web")]))),
+        "another key"
+    );
+    assert!(
+        !held.contain_all(Some(&map(&[("app", "widget"), ("owner", "me")]))),
+        "one entry missing"
+    );
+    let split_elsewhere = EntryHashes::of(Some(&map(&[("ap", "pwidget")])));
+    assert!(
+        !split_elsewhere.contain_all(Some(&map(&[("app", "widget")]))),
+        "the same bytes split elsewhere"
+    );
+    assert!(!EntryHashes::of(None).contain_all(Some(&map(&[("app", "widget")]))));
+}

@@ -34,20 +34,52 @@ fn a_copy_is_unproven_until_the_manager_holds_its_generation_whole() {
 fn a_changed_desired_workload_or_metadata_needs_an_apply() {
     let cache = WorkloadCache::new(store().0);
     cache.prove(&stored(2));
-    let copy = copy_of(&stored(2));
     let scaled = fingerprinted(&deployment(4, IMAGE));
-    assert_eq!(cache.judge(&copy, &scaled), Judgment::Changed);
-    let mut relabelled = copy.clone();
-    relabelled.labels_mut().clear();
-    let desired = fingerprinted(&deployment(3, IMAGE));
-    assert_eq!(cache.judge(&relabelled, &desired), Judgment::Changed);
-    let mut without_fingerprint = copy;
-    without_fingerprint
-        .annotations_mut()
-        .remove(FINGERPRINT_ANNOTATION);
     assert_eq!(
-        cache.judge(&without_fingerprint, &desired),
+        cache.judge(&copy_of(&stored(2)), &scaled),
         Judgment::Changed
+    );
+    let desired = fingerprinted(&deployment(3, IMAGE));
+    let edited = |edit: fn(&mut Deployment)| {
+        let mut workload = stored(2);
+        edit(&mut workload);
+        cache.judge(&copy_of(&workload), &desired)
+    };
+    assert_eq!(edited(|_| ()), Judgment::UpToDate);
+    assert_eq!(
+        edited(|w| w.labels_mut().clear()),
+        Judgment::Changed,
+        "labels removed"
+    );
+    assert_eq!(
+        edited(|w| {
+            let value = w.labels_mut().values_mut().next().expect("a label");
+            value.push_str("-edited");
+        }),
+        Judgment::Changed,
+        "a label's value changed"
+    );
+    assert_eq!(
+        edited(|w| drop(w.annotations_mut().remove(FINGERPRINT_ANNOTATION))),
+        Judgment::Changed,
+        "no fingerprint"
+    );
+    assert_eq!(
+        edited(|w| w.metadata.owner_references = None),
+        Judgment::Changed,
+        "no owner"
+    );
+    assert_eq!(
+        edited(|w| {
+            w.labels_mut()
+                .insert("someone.example/else".to_owned(), "x".to_owned());
+            w.annotations_mut().insert(
+                "deployment.kubernetes.io/revision".to_owned(),
+                "2".to_owned(),
+            );
+        }),
+        Judgment::UpToDate,
+        "what others add is not the manager's to remove"
     );
 }
 

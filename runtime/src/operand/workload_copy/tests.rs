@@ -1,5 +1,6 @@
 use ::k8s_openapi::api::apps::v1::{Deployment, StatefulSet};
 use ::k8s_openapi::api::core::v1::Container;
+use ::k8s_openapi::apimachinery::pkg::apis::meta::v1::{FieldsV1, ManagedFieldsEntry};
 use ::serde_json::{Value, json};
 
 use super::*;
@@ -39,7 +40,16 @@ fn a_restored_deployment_keeps_what_the_status_and_the_events_read() {
     assert_eq!(copy.replicas(), stored.replicas());
     assert_eq!(restored.replicas(), stored.replicas());
     assert_eq!(restored.selector(), stored.selector());
-    assert_eq!(restored.metadata, stored.metadata);
+    let without_maps = ObjectMeta {
+        labels: None,
+        annotations: None,
+        ..stored.metadata.clone()
+    };
+    assert_eq!(
+        restored.metadata, without_maps,
+        "labels and annotations kept as hashes"
+    );
+    assert!(copy.has_metadata_of(&stored.metadata));
     assert_eq!(restored.status, stored.status);
     let desired = deployment(1, "example.com/app:2");
     assert_eq!(
@@ -94,10 +104,22 @@ fn a_copy_keeps_nothing_else_of_the_spec() {
 
 #[test]
 fn a_copy_read_from_a_watch_is_the_copy_of_the_workload() {
-    let stored = stored_deployment(2);
+    let mut stored = stored_deployment(2);
+    stored.metadata.managed_fields = Some(vec![ManagedFieldsEntry {
+        manager: Some("opgen-runtime".to_owned()),
+        operation: Some("Apply".to_owned()),
+        fields_v1: Some(FieldsV1(json!({"f:spec": {"f:replicas": {}}}))),
+        ..ManagedFieldsEntry::default()
+    }]);
+    stored.metadata.resource_version = Some("42".to_owned());
+    stored.metadata.finalizers = Some(vec!["example.com/keep".to_owned()]);
     let json = serde_json::to_value(&stored).expect("a workload serializes");
     let read: WorkloadCopy<Deployment> = serde_json::from_value(json).expect("a copy");
     assert_eq!(read, WorkloadCopy::of(&stored));
+    assert_eq!(read.meta().managed_fields, None, "skipped as it is read");
+    assert_eq!(read.meta().resource_version.as_deref(), Some("42"));
+    assert_eq!(read.meta().finalizers, stored.metadata.finalizers);
+    assert!(read.has_metadata_of(&stored.metadata));
     let stored = rolling_statefulset();
     let json = serde_json::to_value(&stored).expect("a workload serializes");
     let read: WorkloadCopy<StatefulSet> = serde_json::from_value(json).expect("a copy");

@@ -216,6 +216,28 @@ async fn on_control_plane_an_edited_workload_is_repaired_and_a_restart_writes_no
         "an edited Deployment -> repaired in {} ms",
         started.elapsed().as_millis()
     );
+
+    // Someone relabels one: no new generation, and the copy holds its labels as hashes only;
+    // the label's hash no longer matches, so the manager applies it again.
+    deployments
+        .patch(
+            "widget-1",
+            &PatchParams::default(),
+            &Patch::Merge(
+                json!({"metadata": {"labels": {"app.kubernetes.io/component": "edited"}}}),
+            ),
+        )
+        .await
+        .expect("the Deployment is relabelled");
+    wait_until("the relabelled Deployment is repaired", async || {
+        let stored = deployments.get("widget-1").await.expect("the Deployment");
+        let labels = stored.metadata.labels.unwrap_or_default();
+        labels
+            .get("app.kubernetes.io/component")
+            .map(String::as_str)
+            == Some("server")
+    })
+    .await;
     manager.stop().await;
 
     // A new manager over workloads that are up to date: one read of each, no write.

@@ -71,7 +71,7 @@ pub fn tables(runs: &[Run], machine: &str) -> String {
     }
     let _ = writeln!(
         text,
-        "\nAll created: when `kubectl create` of every object returned, no operator is done before it. CPU: until every object reported a status, + in the {} s after. Requests and events: the whole run, from the API server's audit log.\n",
+        "\nAll created: when the last `kubectl create` returned (four at once, a quarter of the objects each); no operator is done before it. CPU: until every object reported a status, + in the {} s after. Requests and events: the whole run, from the API server's audit log.\n",
         AFTER.as_secs()
     );
     let kinds: BTreeSet<&String> = runs.iter().flat_map(|r| r.requests.keys()).collect();

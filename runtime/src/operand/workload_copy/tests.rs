@@ -158,3 +158,26 @@ fn a_copy_is_named_as_its_workload_in_the_api() {
         serde_json::to_value(WorkloadCopy::of(&stored).restored()).expect("a workload serializes"),
     );
 }
+
+#[test]
+fn a_selector_is_restored_as_it_was() {
+    let expression = LabelSelectorRequirement {
+        key: "tier".to_owned(),
+        operator: "In".to_owned(),
+        values: Some(vec!["web".to_owned()]),
+    };
+    let selectors = [
+        LabelSelector::default(),
+        LabelSelector {
+            match_labels: Some(Default::default()),
+            match_expressions: Some(Vec::new()),
+        },
+        LabelSelector {
+            match_labels: Some([("app".to_owned(), "widget".to_owned())].into()),
+            match_expressions: Some(vec![expression]),
+        },
+    ];
+    for selector in selectors {
+        assert_eq!(Selector::of(selector.clone()).restored(), selector);
+    }
+}

@@ -36,7 +36,9 @@ use crate::client::fingerprint::{EntryHashes, contains, fingerprint_in, hash64};
 pub struct WorkloadCopy<W: Workload> {
     /// Its metadata but its labels, annotations and managed fields.
     metadata: ObjectMeta,
+    /// Its labels' entries, as hashes: only ever compared with the desired workload's.
     labels: EntryHashes,
+    /// Its annotations' entries, as hashes, the same way.
     annotations: EntryHashes,
     /// The hash of its fingerprint annotation's value.
     fingerprint: Option<u64>,

@@ -32,7 +32,7 @@ const CONVERGE_TIMEOUT: Duration = Duration::from_secs(900);
 /// How many `kubectl create` run at once, each with its share of the objects, as the clients
 /// of a cluster do: one creating 10,000 objects one after the other took about 120 s, longer
 /// than opgen's operator needed to converge, so the time measured was the client's.
-const CREATORS: usize = 4;
+pub const CREATORS: usize = 4;
 
 /// What one run measured.
 pub struct Run {

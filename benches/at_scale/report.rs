@@ -2,7 +2,7 @@
 
 use std::{collections::BTreeSet, fmt::Write as _, path::Path, time::Duration};
 
-use crate::measure::{AFTER, RESTART_SETTLE, Run};
+use crate::measure::{AFTER, CREATORS, RESTART_SETTLE, Run};
 
 /// Where docs/performance.md holds a set of results.
 pub struct Section {
@@ -71,7 +71,7 @@ pub fn tables(runs: &[Run], machine: &str) -> String {
     }
     let _ = writeln!(
         text,
-        "\nAll created: when the last `kubectl create` returned (four at once, a quarter of the objects each); no operator is done before it. CPU: until every object reported a status, + in the {} s after. Requests and events: the whole run, from the API server's audit log.\n",
+        "\nAll created: when the last `kubectl create` returned ({CREATORS} at once, the objects dealt among them); no operator is done before it. CPU: until every object reported a status, + in the {} s after. Requests and events: the whole run, from the API server's audit log.\n",
         AFTER.as_secs()
     );
     let kinds: BTreeSet<&String> = runs.iter().flat_map(|r| r.requests.keys()).collect();

@@ -37,8 +37,12 @@ pub(crate) fn fingerprint_of<K: Resource>(obj: &K) -> Option<&str> {
     fingerprint_in(obj.meta())
 }
 
-/// The fingerprint `meta` holds, if any.
-pub(crate) fn fingerprint_in(meta: &ObjectMeta) -> Option<&str> {
+/// The hash of the fingerprint `meta` holds, if any: what a copy keeps of it.
+pub(crate) fn fingerprint_hash(meta: &ObjectMeta) -> Option<u64> {
+    fingerprint_in(meta).map(|value| hash64(value.as_bytes()))
+}
+
+fn fingerprint_in(meta: &ObjectMeta) -> Option<&str> {
     meta.annotations
         .as_ref()?
         .get(FINGERPRINT_ANNOTATION)

@@ -20,7 +20,7 @@ use ::kube::{Resource, ResourceExt as _};
 
 use super::workload::Workload;
 use super::workload_copy::WorkloadCopy;
-use crate::client::fingerprint::{fingerprint_of, hash64};
+use crate::client::fingerprint::{fingerprint_hash, hash64};
 
 /// How many proofs of workloads that no longer exist are kept at most before they are
 /// dropped, beyond as many as the store holds: pruning walks the store, so it waits until
@@ -100,8 +100,7 @@ impl<W: Workload> WorkloadCache<W> {
     /// Remembers that `stored`, a whole workload as the API server returned it, has the spec
     /// its fingerprint stands for.
     pub(crate) fn prove(&self, stored: &W) {
-        let fingerprint = fingerprint_of(stored).map(|value| hash64(value.as_bytes()));
-        let Some(proof) = proof_of(fingerprint, stored.meta()) else {
+        let Some(proof) = proof_of(fingerprint_hash(stored.meta()), stored.meta()) else {
             return;
         };
         let mut proofs = self.lock();

@@ -29,7 +29,7 @@ use ::serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 use super::progress::Progress;
 use super::workload::Workload;
-use crate::client::fingerprint::{EntryHashes, contains, fingerprint_in, hash64};
+use crate::client::fingerprint::{EntryHashes, contains, fingerprint_hash};
 
 /// A workload `W` as an operand's cache keeps it: see the module's documentation.
 #[derive(Clone, Debug, PartialEq)]
@@ -103,7 +103,7 @@ impl<W: Workload> WorkloadCopy<W> {
         images: Box<[(String, Option<String>)]>,
         status: Option<W::Status>,
     ) -> Self {
-        let fingerprint = fingerprint_in(&metadata).map(|value| hash64(value.as_bytes()));
+        let fingerprint = fingerprint_hash(&metadata);
         let labels = EntryHashes::of(metadata.labels.take().as_ref());
         let annotations = EntryHashes::of(metadata.annotations.take().as_ref());
         metadata.managed_fields = None;
@@ -168,7 +168,6 @@ impl<W: Workload> WorkloadCopy<W> {
     /// workload) and every value that sets: its labels, annotations, owner references. (Managed
     /// fields are the API server's to set, and a copy has none.)
     pub(crate) fn has_metadata_of(&self, desired: &ObjectMeta) -> bool {
-        let desired_fingerprint = fingerprint_in(desired).map(|value| hash64(value.as_bytes()));
         let json = |meta: &ObjectMeta| serde_json::to_value(meta).expect("metadata serializes");
         let rest = ObjectMeta {
             labels: None,
@@ -177,7 +176,7 @@ impl<W: Workload> WorkloadCopy<W> {
             ..desired.clone()
         };
         self.fingerprint.is_some()
-            && self.fingerprint == desired_fingerprint
+            && self.fingerprint == fingerprint_hash(desired)
             && self.labels.contain_all(desired.labels.as_ref())
             && self.annotations.contain_all(desired.annotations.as_ref())
             && contains(&json(&self.metadata), &json(&rest))

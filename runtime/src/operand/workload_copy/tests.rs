@@ -181,3 +181,12 @@ fn a_selector_is_restored_as_it_was() {
         assert_eq!(Selector::of(selector.clone()).restored(), selector);
     }
 }
+
+#[test]
+fn managed_fields_are_skipped_unparsed() {
+    let mut json = serde_json::to_value(stored_deployment(2)).expect("a workload serializes");
+    // Not the shape of managed fields: a copy that parsed them would fail here.
+    json["metadata"]["managedFields"] = json!("skipped, not read");
+    let read: WorkloadCopy<Deployment> = serde_json::from_value(json).expect("a copy");
+    assert_eq!(read, WorkloadCopy::of(&stored_deployment(2)));
+}

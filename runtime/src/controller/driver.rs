@@ -12,11 +12,11 @@ use ::kube::Resource;
 use ::kube::runtime::controller::Action;
 use ::kube::runtime::finalizer::{Event as Finalizer, finalizer};
 use ::kube::runtime::reflector::{ObjectRef, Store};
-use ::tracing::{Instrument as _, Span, info_span, warn};
+use ::tracing::{Instrument as _, Span, debug, info_span, warn};
 
 use super::Reconcile;
 use super::backoff::backoff;
-use super::queue::Queue;
+use super::queue::{Queue, Turn};
 use crate::client::Context;
 use crate::error::Error;
 use crate::object::ApiObject;
@@ -105,31 +105,57 @@ impl<R: Reconcile> Driver<R> {
     pub async fn reconcile(&self, obj: Arc<R::Object>) -> Result<Action, Error> {
         let object_ref = ObjectRef::from_obj(obj.as_ref());
         let shutdown = &self.ctx.shutdown;
-        // Waits in line from the start; the first reconcile after the election and the owned
-        // caches' first lists opens the line.
         let opened = async {
-            self.ctx.elected().await;
-            self.owned_listed.clone().await;
-            self.queue.open();
+            self.opened().await;
             ::std::future::pending::<()>().await;
         };
-        let _turn = ::tokio::select! {
+        let turn = ::tokio::select! {
             biased;
             turn = self.queue.turn(&object_ref) => turn,
             () = opened => unreachable!("never ready"),
             () = shutdown.cancelled() => return Ok(Action::await_change()),
         };
+        self.reconcile_in_turn(obj, turn).await
+    }
+
+    /// Opens the queue once the replica leads and the caches of what the controller owns have
+    /// listed.
+    pub(crate) async fn opened(&self) {
+        self.ctx.elected().await;
+        self.owned_listed.clone().await;
+        self.queue.open();
+    }
+
+    /// [`Driver::reconcile`] as the controller runs it: the reconcile of an object that finds
+    /// no turn ends at once, and the object waits in line until the queue triggers it (see
+    /// [`queue`](super::queue)). The controller runs [`Driver::opened`] beside it.
+    pub(crate) async fn reconcile_or_wait(&self, obj: Arc<R::Object>) -> Result<Action, Error> {
+        let object_ref = ObjectRef::from_obj(obj.as_ref());
+        match self.queue.turn_now(&object_ref) {
+            // Boxed: the reconciles that find no turn end at once, and need none of the room a
+            // running one's state takes.
+            Some(turn) => Box::pin(self.reconcile_in_turn(obj, turn)).await,
+            // Nothing to requeue: the queue triggers it, and kube's controller forgets
+            // nothing else about it (its next resync is scheduled when the reconcile runs).
+            None => Ok(Action::await_change()),
+        }
+    }
+
+    /// Reconciles the newest copy of `obj` the controller's cache holds, once it has `turn`.
+    async fn reconcile_in_turn(
+        &self,
+        obj: Arc<R::Object>,
+        _turn: Turn<R::Object>,
+    ) -> Result<Action, Error> {
         let obj = match &self.watched {
-            Some(store) => match store.get(&object_ref) {
+            Some(store) => match store.get(&ObjectRef::from_obj(obj.as_ref())) {
                 Some(newest) => newest,
                 // Deleted while it waited.
                 None => return Ok(Action::await_change()),
             },
             None => obj,
         };
-        // Boxed: every due object's reconcile exists at once, waiting for its turn, and only
-        // the few running need the room a reconcile's state takes.
-        Box::pin(self.reconcile_within_timeout(obj)).await
+        self.reconcile_within_timeout(obj).await
     }
 
     /// [`Driver::reconcile`] once it has its turn: cancelled after the reconcile timeout.
@@ -186,6 +212,7 @@ impl<R: Reconcile> Driver<R> {
         };
         let mut failures = self.failures.lock().unwrap_or_else(PoisonError::into_inner);
         self.forget(&mut failures, Some(&object_ref));
+        debug!(?action, "reconciled");
         Ok(action)
     }
 

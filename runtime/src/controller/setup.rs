@@ -114,28 +114,45 @@ impl<R: Reconcile> Setup<R> {
                 mark_changes(&queue, event);
             });
         // No limit in kube's controller: the driver keeps it, with its own order (see
-        // `queue`).
+        // `queue`), and the objects whose turn comes after their reconcile found none come
+        // back through `triggers`.
         let config = ControllerConfig::default().concurrency(0);
         let mut controller =
             Controller::for_stream(watch.applied_objects(), store).with_config(config);
+        if let Some(triggers) = driver.queue().triggers() {
+            controller = controller.reconcile_on(triggers);
+        }
         for add in watches {
             controller = add(controller, &ctx);
         }
         let name = driver.name.as_str();
         ctx.metrics.count_objects(name, controller.store());
         info!(controller = name, "starting controller");
-        controller
+        let running = controller
             .graceful_shutdown_on(ctx.shutdown.clone().cancelled_owned())
             .run(reconcile, error_policy, Arc::clone(&driver))
             .for_each(|result| async move {
                 match result {
-                    Ok((object, _)) => debug!(%object, "reconciled"),
+                    // Also the reconciles that found no turn and ended at once: the driver
+                    // logs the reconciles it runs.
+                    Ok(_) => {}
                     // Already logged and counted by `error_policy`.
                     Err(controller::Error::ReconcilerFailed(..)) => {}
+                    // Deleted after its turn came and before kube's controller started it.
+                    Err(controller::Error::ObjectNotFound(object)) => {
+                        debug!(%object, "not reconciled: deleted");
+                    }
                     Err(error) => warn!(%error, controller = name, "controller error"),
                 }
-            })
-            .await;
+            });
+        let opening = async {
+            driver.opened().await;
+            ::std::future::pending::<()>().await;
+        };
+        ::tokio::select! {
+            () = running => {}
+            () = opening => unreachable!("never ready"),
+        }
         info!(controller = name, "controller stopped");
         Ok(())
     }
@@ -168,7 +185,7 @@ async fn reconcile<R: Reconcile>(
     obj: Arc<R::Object>,
     driver: Arc<Driver<R>>,
 ) -> Result<Action, Error> {
-    driver.reconcile(obj).await
+    driver.reconcile_or_wait(obj).await
 }
 
 fn error_policy<R: Reconcile>(

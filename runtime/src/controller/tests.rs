@@ -7,6 +7,7 @@ use ::serde_json::json;
 use ::std::sync::Arc;
 use ::std::time::Duration;
 
+use ::kube::runtime::reflector::ObjectRef;
 use ::kube::runtime::watcher;
 
 use super::backoff::{BACKOFF_INITIAL, BACKOFF_MAX, backoff};
@@ -642,6 +643,45 @@ async fn a_change_made_after_the_list_overtakes_the_backlog() {
     order.remove(1);
     order.sort();
     assert_eq!(order, ["a", "b", "c"]);
+}
+
+#[tokio::test]
+async fn a_reconcile_without_a_turn_ends_at_once_and_runs_when_its_turn_comes() {
+    use ::futures::FutureExt as _;
+
+    let (mut ctx, mut server) = testing::context();
+    ctx.concurrency = 1;
+    let driver = Driver::new(CollectedWidgets, ctx);
+    let mut triggers = driver.queue().triggers().expect("the triggers");
+    driver.opened().await;
+    let held = driver
+        .queue()
+        .turn_now(&ObjectRef::from_obj(&named("a")))
+        .expect("the only turn");
+    let widget = named("b");
+
+    // It ends without a request (the mock API server would keep it pending), and without a
+    // requeue: the queue triggers it.
+    let ended = driver
+        .reconcile_or_wait(Arc::new(widget.clone()))
+        .now_or_never()
+        .expect("ends at once");
+    assert_eq!(ended.expect("no error"), Action::await_change());
+    assert!(triggers.try_recv().is_err());
+
+    drop(held);
+    let triggered = triggers.try_recv().expect("its turn came");
+    assert_eq!(triggered, ObjectRef::from_obj(&widget));
+    let action = server
+        .run(
+            driver.reconcile_or_wait(Arc::new(widget.clone())),
+            async |server| {
+                server.expect_status_applied(&widget).await;
+            },
+        )
+        .await
+        .expect("reconcile succeeds");
+    assert_eq!(action, Action::requeue(RESYNC_PERIOD));
 }
 
 #[test]

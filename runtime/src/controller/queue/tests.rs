@@ -153,6 +153,87 @@ async fn no_turn_before_the_line_opens_and_then_changes_first() {
     assert_eq!(order.recv().await, Some("a"));
 }
 
+/// The objects the queue has triggered so far, in order.
+fn triggered(triggers: &mut mpsc::UnboundedReceiver<ObjectRef<ConfigMap>>) -> Vec<String> {
+    ::std::iter::from_fn(|| triggers.try_recv().ok())
+        .map(|object| object.name)
+        .collect()
+}
+
+#[test]
+fn an_object_without_a_turn_waits_without_its_reconcile_and_is_triggered_in_order() {
+    let queue = Queue::open_with(1);
+    let mut triggers = queue.triggers().expect("the triggers, once");
+    assert!(queue.triggers().is_none());
+    let a = queue.turn_now(&object("a")).expect("a free turn");
+    // The initial list goes on: no turn, so the reconciles end and the objects wait.
+    assert!(queue.turn_now(&object("b")).is_none());
+    assert!(queue.turn_now(&object("c")).is_none());
+    // A user edits `d`.
+    queue.changed(object("d"));
+    assert!(queue.turn_now(&object("d")).is_none());
+    // kube's controller starts `b` again (a requeue, say): it still waits, once.
+    assert!(queue.turn_now(&object("b")).is_none());
+    assert_eq!(queue.waiting(Line::Backlog), 2);
+    assert_eq!(queue.waiting(Line::Changed), 1);
+    assert_eq!(triggered(&mut triggers), Vec::<String>::new());
+
+    drop(a);
+    assert_eq!(triggered(&mut triggers), ["d"]);
+    // The turn is set aside for `d`: `b`, started by something else meanwhile, waits on.
+    assert!(queue.turn_now(&object("b")).is_none());
+    let d = queue.turn_now(&object("d")).expect("the turn set aside");
+    assert_eq!(triggered(&mut triggers), Vec::<String>::new());
+    drop(d);
+    assert_eq!(triggered(&mut triggers), ["b"]);
+    drop(queue.turn_now(&object("b")).expect("the turn set aside"));
+    assert_eq!(triggered(&mut triggers), ["c"]);
+    drop(queue.turn_now(&object("c")).expect("the turn set aside"));
+    assert_eq!(
+        queue.waiting(Line::Backlog) + queue.waiting(Line::Changed),
+        0
+    );
+    // Nothing waits: the next reconcile takes the free turn at once.
+    assert!(queue.turn_now(&object("e")).is_some());
+}
+
+#[test]
+fn a_deleted_object_leaves_its_line_and_its_turn_goes_to_the_next() {
+    let queue = Queue::open_with(1);
+    let mut triggers = queue.triggers().expect("the triggers");
+    let a = queue.turn_now(&object("a")).expect("a free turn");
+    for name in ["b", "c", "d"] {
+        assert!(queue.turn_now(&object(name)).is_none());
+    }
+    // Deleted while it waits: it leaves the line.
+    queue.deleted(&object("c"));
+    assert_eq!(queue.waiting(Line::Backlog), 2);
+    drop(a);
+    assert_eq!(triggered(&mut triggers), ["b"]);
+    // Deleted after its turn was set aside: the turn goes to the next in line.
+    queue.deleted(&object("b"));
+    assert_eq!(triggered(&mut triggers), ["d"]);
+    drop(queue.turn_now(&object("d")).expect("the turn set aside"));
+    assert_eq!(triggered(&mut triggers), Vec::<String>::new());
+    // The one turn is free again.
+    assert!(queue.turn_now(&object("e")).is_some());
+}
+
+#[test]
+fn a_standby_triggers_nothing_and_once_elected_the_changes_first() {
+    let queue = Queue::new(1);
+    let mut triggers = queue.triggers().expect("the triggers");
+    assert!(queue.turn_now(&object("a")).is_none());
+    queue.changed(object("b"));
+    assert!(queue.turn_now(&object("b")).is_none());
+    assert_eq!(triggered(&mut triggers), Vec::<String>::new());
+
+    queue.open();
+    assert_eq!(triggered(&mut triggers), ["b"]);
+    drop(queue.turn_now(&object("b")).expect("the turn set aside"));
+    assert_eq!(triggered(&mut triggers), ["a"]);
+}
+
 impl Queue<ConfigMap> {
     /// An open queue: a leader's.
     fn open_with(concurrency: usize) -> Self {

@@ -57,13 +57,10 @@ impl ControlPlane {
         let mut api_server = Process::start("kube-apiserver", command, dir.path())?;
         // kube-apiserver writes its self-signed certificate first, which the client trusts.
         let ca = files.cert_dir.join("apiserver.crt");
+        let key = files.cert_dir.join("apiserver.key");
         api_server
             .wait_until("write its certificate", options.ready_timeout, async || {
-                if ca.exists() {
-                    Ok(())
-                } else {
-                    Err(format!("no {}", ca.display()))
-                }
+                certificate_written(&ca, &key)
             })
             .await?;
         let kubeconfig = dir.path().join("kubeconfig");
@@ -77,7 +74,7 @@ impl ControlPlane {
                     .request_text(request)
                     .await
                     .map(drop)
-                    .map_err(|err| err.to_string())
+                    .map_err(|err| with_causes(&err))
             })
             .await?;
         Ok(Self {
@@ -160,6 +157,32 @@ pub fn check_binaries(assets: &Path) -> ::anyhow::Result<()> {
         );
     }
     Ok(())
+}
+
+/// Whether kube-apiserver has written its self-signed certificate `ca` whole: the client reads
+/// it once, and one read while the file was still empty would fail every connection after.
+/// kube-apiserver writes the certificate, then its `key`.
+fn certificate_written(ca: &Path, key: &Path) -> Result<(), String> {
+    let pem = ::std::fs::read_to_string(ca).map_err(|err| format!("{}: {err}", ca.display()))?;
+    if !pem.trim_end().ends_with("-----END CERTIFICATE-----") {
+        return Err(format!("{} is not written whole yet", ca.display()));
+    }
+    if !key.exists() {
+        return Err(format!("no {}", key.display()));
+    }
+    Ok(())
+}
+
+/// `error` and what caused it: a failed connection says why (refused, or the TLS handshake)
+/// only in its causes.
+fn with_causes(error: &dyn ::std::error::Error) -> String {
+    let mut text = error.to_string();
+    let mut cause = error.source();
+    while let Some(next) = cause {
+        text = format!("{text}: {next}");
+        cause = next.source();
+    }
+    text
 }
 
 /// `N` distinct ports free on 127.0.0.1, held together until they are returned.
@@ -395,3 +418,6 @@ impl Drop for Process {
         let _ = self.child.wait();
     }
 }
+
+#[cfg(test)]
+mod tests;

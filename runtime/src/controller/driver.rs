@@ -115,7 +115,7 @@ impl<R: Reconcile> Driver<R> {
             () = opened => unreachable!("never ready"),
             () = shutdown.cancelled() => return Ok(Action::await_change()),
         };
-        self.reconcile_in_turn(obj, turn).await
+        self.reconcile_in_turn(obj, &object_ref, turn).await
     }
 
     /// Opens the queue once the replica leads and the caches of what the controller owns have
@@ -134,21 +134,23 @@ impl<R: Reconcile> Driver<R> {
         match self.queue.turn_now(&object_ref) {
             // Boxed: the reconciles that find no turn end at once, and need none of the room a
             // running one's state takes.
-            Some(turn) => Box::pin(self.reconcile_in_turn(obj, turn)).await,
+            Some(turn) => Box::pin(self.reconcile_in_turn(obj, &object_ref, turn)).await,
             // Nothing to requeue: the queue triggers it, and kube's controller forgets
             // nothing else about it (its next resync is scheduled when the reconcile runs).
             None => Ok(Action::await_change()),
         }
     }
 
-    /// Reconciles the newest copy of `obj` the controller's cache holds, once it has `turn`.
+    /// Reconciles the newest copy of `obj` (`object_ref`) the controller's cache holds, once
+    /// it has `turn`.
     async fn reconcile_in_turn(
         &self,
         obj: Arc<R::Object>,
+        object_ref: &ObjectRef<R::Object>,
         _turn: Turn<R::Object>,
     ) -> Result<Action, Error> {
         let obj = match &self.watched {
-            Some(store) => match store.get(&ObjectRef::from_obj(obj.as_ref())) {
+            Some(store) => match store.get(object_ref) {
                 Some(newest) => newest,
                 // Deleted while it waited.
                 None => return Ok(Action::await_change()),

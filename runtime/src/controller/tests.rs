@@ -618,10 +618,15 @@ async fn a_change_made_after_the_list_overtakes_the_backlog() {
 
     let mut order = Vec::new();
     let mut next = applying;
+    // Bounded: an object left waiting (its turn never handed back to kube's controller) fails
+    // the test instead of hanging it.
+    let deadline = ::tokio::time::Instant::now() + Duration::from_secs(30);
     while order.len() < 4 {
         let request = match next.take() {
             Some(request) => request,
-            None => server.next().await,
+            None => ::tokio::time::timeout_at(deadline, server.next())
+                .await
+                .unwrap_or_else(|_| panic!("every object reconciled in time: {order:?}")),
         };
         if request.method == Method::GET {
             // The watch again, after the one answered ended.

@@ -74,7 +74,9 @@ impl ControlPlane {
                     .request_text(request)
                     .await
                     .map(drop)
-                    .map_err(|err| with_causes(&err))
+                    // With its causes: a failed connection says why (refused, or the TLS
+                    // handshake) only there.
+                    .map_err(|err| format!("{:#}", ::anyhow::Error::new(err)))
             })
             .await?;
         Ok(Self {
@@ -171,18 +173,6 @@ fn certificate_written(ca: &Path, key: &Path) -> Result<(), String> {
         return Err(format!("no {}", key.display()));
     }
     Ok(())
-}
-
-/// `error` and what caused it: a failed connection says why (refused, or the TLS handshake)
-/// only in its causes.
-fn with_causes(error: &dyn ::std::error::Error) -> String {
-    let mut text = error.to_string();
-    let mut cause = error.source();
-    while let Some(next) = cause {
-        text = format!("{text}: {next}");
-        cause = next.source();
-    }
-    text
 }
 
 /// `N` distinct ports free on 127.0.0.1, held together until they are returned.

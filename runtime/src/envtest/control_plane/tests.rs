@@ -24,11 +24,3 @@ fn a_certificate_counts_as_written_once_whole_and_followed_by_its_key() {
     ::std::fs::write(&key, "").unwrap();
     assert_eq!(certificate_written(&ca, &key), Ok(()));
 }
-
-#[test]
-fn an_error_is_told_with_its_causes() {
-    let refused = ::std::io::Error::new(::std::io::ErrorKind::ConnectionRefused, "refused");
-    let error = ::anyhow::Error::new(refused).context("client error (Connect)");
-    let error: &dyn ::std::error::Error = error.as_ref();
-    assert_eq!(with_causes(error), "client error (Connect): refused");
-}

@@ -34,6 +34,10 @@
 //!
 //! kube still never runs two reconciles of one object at once, so an object waits here at most
 //! once; the driver reconciles the cache's newest copy of it when its turn comes.
+//!
+//! The queue keeps each object as one [`Key`], its name and namespace, shared by the sets it is
+//! in: while a backlog of thousands waits, the references are most of the queue's memory, and
+//! a reference as kube makes it from an object also carries its resource version and UID.
 
 use ::std::collections::{BTreeMap, HashMap, HashSet};
 use ::std::sync::{Arc, Mutex, MutexGuard, PoisonError};
@@ -42,6 +46,18 @@ use ::futures::channel::mpsc;
 use ::kube::Resource;
 use ::kube::runtime::reflector::ObjectRef;
 use ::tokio::sync::oneshot;
+
+/// An object as the queue keeps it: the reference's name and namespace alone (what kube
+/// compares), allocated once for the sets and the line it is in.
+type Key<K> = Arc<ObjectRef<K>>;
+
+fn key<K: Resource<DynamicType = ()>>(object: &ObjectRef<K>) -> Key<K> {
+    let name = ObjectRef::new(&object.name);
+    Arc::new(match &object.namespace {
+        Some(namespace) => name.within(namespace),
+        None => name,
+    })
+}
 
 /// The line an object waits in.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -71,15 +87,15 @@ struct State<K: Resource<DynamicType = ()>> {
     /// Turns nobody holds and none is set aside for.
     free: usize,
     /// Objects changed since their last reconcile began.
-    changed: HashSet<ObjectRef<K>>,
+    changed: HashSet<Key<K>>,
     /// The waiting objects, in the order they get their turns.
     waiting: BTreeMap<(Line, u64), Waiter<K>>,
     /// Where each waiting object is in `waiting`.
-    places: HashMap<ObjectRef<K>, (Line, u64)>,
+    places: HashMap<Key<K>, (Line, u64)>,
     /// The number the next waiting object draws.
     next: u64,
     /// Objects a turn is set aside for, sent on `triggers` for the controller to reconcile.
-    reserved: HashSet<ObjectRef<K>>,
+    reserved: HashSet<Key<K>>,
     /// Where the objects given a turn go, for the controller to reconcile them again.
     triggers: mpsc::UnboundedSender<ObjectRef<K>>,
     /// The other end of `triggers`, until the controller takes it.
@@ -88,7 +104,7 @@ struct State<K: Resource<DynamicType = ()>> {
 
 /// A waiting object, and how it learns that its turn has come.
 struct Waiter<K: Resource<DynamicType = ()>> {
-    object: ObjectRef<K>,
+    object: Key<K>,
     /// The reconcile that waits for the turn ([`Queue::turn`]); `None` for an object whose
     /// reconcile ended ([`Queue::turn_now`]): its turn is set aside and it is triggered.
     turn: Option<oneshot::Sender<Turn<K>>>,
@@ -158,10 +174,10 @@ impl<K: Resource<DynamicType = ()>> Queue<K> {
 
     /// Notes that the watch saw `object` added or modified after its initial list: its next
     /// reconcile, or its wait for one, goes ahead of the backlog.
-    pub(crate) fn changed(&self, object: ObjectRef<K>) {
+    pub(crate) fn changed(&self, object: &ObjectRef<K>) {
         let mut state = lock(&self.state);
         // A waiting object's reconcile reads the change from the cache when its turn comes.
-        if let Some(place) = state.places.get_mut(&object) {
+        if let Some(place) = state.places.get_mut(object) {
             if let (Line::Backlog, number) = *place {
                 *place = (Line::Changed, number);
                 if let Some(waiter) = state.waiting.remove(&(Line::Backlog, number)) {
@@ -170,7 +186,9 @@ impl<K: Resource<DynamicType = ()>> Queue<K> {
             }
             return;
         }
-        state.changed.insert(object);
+        if !state.changed.contains(object) {
+            state.changed.insert(key(object));
+        }
     }
 
     /// Forgets `object`, which the watch saw deleted: its change, its wait, and a turn set
@@ -210,7 +228,7 @@ impl<K: Resource<DynamicType = ()>> Queue<K> {
             return Some(Turn::held(&self.state));
         }
         if !state.places.contains_key(object) {
-            state.wait(object.clone(), None);
+            state.wait(object, None);
         }
         None
     }
@@ -220,7 +238,7 @@ impl<K: Resource<DynamicType = ()>> Queue<K> {
         let receiver = {
             let mut state = lock(&self.state);
             let (sender, receiver) = oneshot::channel();
-            state.wait(object.clone(), Some(sender));
+            state.wait(object, Some(sender));
             state.hand_out(&self.state);
             receiver
         };
@@ -232,15 +250,14 @@ impl<K: Resource<DynamicType = ()>> Queue<K> {
 impl<K: Resource<DynamicType = ()>> State<K> {
     /// Puts `object` at the end of its line: the changed one if it changed since its last
     /// reconcile began, else the backlog.
-    fn wait(&mut self, object: ObjectRef<K>, turn: Option<oneshot::Sender<Turn<K>>>) {
-        let line = if self.changed.remove(&object) {
-            Line::Changed
-        } else {
-            Line::Backlog
+    fn wait(&mut self, object: &ObjectRef<K>, turn: Option<oneshot::Sender<Turn<K>>>) {
+        let (line, object) = match self.changed.take(object) {
+            Some(changed) => (Line::Changed, changed),
+            None => (Line::Backlog, key(object)),
         };
         let place = (line, self.next);
         self.next += 1;
-        self.places.insert(object.clone(), place);
+        self.places.insert(Arc::clone(&object), place);
         self.waiting.insert(place, Waiter { object, turn });
     }
 
@@ -256,7 +273,11 @@ impl<K: Resource<DynamicType = ()>> State<K> {
             self.places.remove(&waiter.object);
             let Some(sender) = waiter.turn else {
                 // Fails only once the controller is gone, which reconciles nothing more.
-                if self.triggers.unbounded_send(waiter.object.clone()).is_ok() {
+                if self
+                    .triggers
+                    .unbounded_send((*waiter.object).clone())
+                    .is_ok()
+                {
                     self.reserved.insert(waiter.object);
                     self.free -= 1;
                 }

@@ -19,7 +19,7 @@ use super::driver::Driver;
 use super::owned_caches::OwnedCaches;
 use super::queue::Queue;
 use crate::client::Context;
-use crate::client::cache::cached_watch;
+use crate::client::cache::{cached_watch, in_small_pages};
 use crate::error::Error;
 use crate::object::ApiObject;
 
@@ -168,14 +168,16 @@ pub(crate) fn metadata_watch<C: ApiObject>(
     api: Api<PartialObjectMeta<C>>,
     config: watcher::Config,
 ) -> BoxStream<'static, Result<PartialObjectMeta<C>, watcher::Error>> {
-    watcher(api, config).touched_objects().boxed()
+    watcher(api, in_small_pages(config))
+        .touched_objects()
+        .boxed()
 }
 
 /// Marks in `queue` the objects the watch of the kind saw change after its initial list (not
 /// those of the initial list, nor of a re-list after the watch expired).
 fn mark_changes<K: ApiObject>(queue: &Queue<K>, event: &watcher::Event<K>) {
     match event {
-        watcher::Event::Apply(obj) => queue.changed(ObjectRef::from_obj(obj)),
+        watcher::Event::Apply(obj) => queue.changed(&ObjectRef::from_obj(obj)),
         watcher::Event::Delete(obj) => queue.deleted(&ObjectRef::from_obj(obj)),
         watcher::Event::Init | watcher::Event::InitApply(_) | watcher::Event::InitDone => {}
     }

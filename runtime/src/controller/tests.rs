@@ -697,3 +697,18 @@ fn backoff_doubles_from_five_seconds_up_to_five_minutes() {
     assert_eq!(delays, [5, 10, 20, 40, 80, 160, 300, 300]);
     assert_eq!(backoff(u32::MAX), BACKOFF_MAX);
 }
+
+/// The metadata watch of an owned kind lists small pages, as the cached watches do.
+#[tokio::test]
+async fn an_owned_kinds_metadata_watch_lists_a_small_page() {
+    let (ctx, mut server) = testing::context();
+    let mut watch = setup::metadata_watch::<ConfigMap>(ctx.watched(), watcher::Config::default());
+    let watching =
+        ::tokio::spawn(
+            async move { while ::futures::StreamExt::next(&mut watch).await.is_some() {} },
+        );
+    let list = server.next().await;
+    watching.abort();
+    assert_eq!(list.path, "/api/v1/configmaps");
+    assert!(list.has_query("limit", "100"), "{:?}", list.query);
+}

@@ -21,3 +21,38 @@ fn cached_objects_lose_what_no_controller_reads() {
         ["kept.example/a"]
     );
 }
+
+/// kube's watches list 500 objects a page; the runtime's, 100, and a page size a caller chose
+/// stays.
+#[test]
+fn watches_list_small_pages_unless_told_otherwise() {
+    assert_eq!(
+        in_small_pages(watcher::Config::default()).page_size,
+        Some(LIST_PAGE_SIZE)
+    );
+    assert_eq!(
+        in_small_pages(watcher::Config::default().page_size(7)).page_size,
+        Some(7)
+    );
+}
+
+/// The list a cached watch sends asks for a small page.
+#[tokio::test]
+async fn a_cached_watch_lists_a_small_page() {
+    let (ctx, mut server) = testing::context();
+    let (_store, writer) = ::kube::runtime::reflector::store::<ConfigMap>();
+    let mut watch = cached_watch(
+        ctx.watched::<ConfigMap>(),
+        watcher::Config::default(),
+        writer,
+    );
+    let watching = ::tokio::spawn(async move { while watch.next().await.is_some() {} });
+    let list = server.next().await;
+    watching.abort();
+    assert_eq!(list.path, "/api/v1/configmaps");
+    assert!(
+        list.has_query("limit", &LIST_PAGE_SIZE.to_string()),
+        "{:?}",
+        list.query
+    );
+}

@@ -52,7 +52,7 @@ async fn a_change_overtakes_the_backlog() {
     assert_eq!(queue.waiting(Line::Backlog), 2);
 
     // A user edits `d`: its watch event comes after the list, so it goes first.
-    queue.changed(object("d"));
+    queue.changed(&object("d"));
     let changed = start(&queue, "d", &started);
     settle().await;
     assert_eq!(queue.waiting(Line::Changed), 1);
@@ -81,7 +81,7 @@ async fn an_object_changed_while_it_waits_moves_ahead() {
     let c = start(&queue, "c", &started);
     settle().await;
 
-    queue.changed(object("c"));
+    queue.changed(&object("c"));
     assert_eq!(queue.waiting(Line::Changed), 1);
     assert_eq!(queue.waiting(Line::Backlog), 1);
 
@@ -121,7 +121,7 @@ async fn turns_are_limited_and_come_back_from_abandoned_reconciles() {
 #[::tokio::test]
 async fn a_deleted_object_loses_its_change() {
     let queue = Queue::open_with(1);
-    queue.changed(object("a"));
+    queue.changed(&object("a"));
     queue.deleted(&object("a"));
     let held = queue.turn(&object("x")).await;
     let (started, _order) = ::tokio::sync::mpsc::unbounded_channel();
@@ -139,7 +139,7 @@ async fn no_turn_before_the_line_opens_and_then_changes_first() {
     // A standby's reconciles: the backlog, then a change.
     let backlog = start(&queue, "a", &started);
     settle().await;
-    queue.changed(object("b"));
+    queue.changed(&object("b"));
     let changed = start(&queue, "b", &started);
     settle().await;
     assert_eq!(queue.waiting(Line::Backlog), 1);
@@ -170,7 +170,7 @@ fn an_object_without_a_turn_waits_without_its_reconcile_and_is_triggered_in_orde
     assert!(queue.turn_now(&object("b")).is_none());
     assert!(queue.turn_now(&object("c")).is_none());
     // A user edits `d`.
-    queue.changed(object("d"));
+    queue.changed(&object("d"));
     assert!(queue.turn_now(&object("d")).is_none());
     // kube's controller starts `b` again (a requeue, say): it still waits, once.
     assert!(queue.turn_now(&object("b")).is_none());
@@ -224,7 +224,7 @@ fn a_standby_triggers_nothing_and_once_elected_the_changes_first() {
     let queue = Queue::new(1);
     let mut triggers = queue.triggers().expect("the triggers");
     assert!(queue.turn_now(&object("a")).is_none());
-    queue.changed(object("b"));
+    queue.changed(&object("b"));
     assert!(queue.turn_now(&object("b")).is_none());
     assert_eq!(triggered(&mut triggers), Vec::<String>::new());
 

@@ -242,3 +242,40 @@ impl Queue<ConfigMap> {
         queue
     }
 }
+
+/// A reference as kube makes it from an object: with its resource version and UID.
+fn from_an_object(name: &str) -> ObjectRef<ConfigMap> {
+    let mut config_map = ConfigMap::default();
+    config_map.metadata.name = Some(name.to_owned());
+    config_map.metadata.namespace = Some("team-a".to_owned());
+    config_map.metadata.resource_version = Some("12345".to_owned());
+    config_map.metadata.uid = Some("0b7a52c4-4b59-4f4e-9d4b-6f0c7e1a2b3c".to_owned());
+    ObjectRef::from_obj(&config_map)
+}
+
+/// A waiting object is kept once, by name and namespace: its place and its line share one
+/// reference, without the resource version and UID kube's carried, and the trigger names it
+/// in its namespace.
+#[test]
+fn a_waiting_object_is_kept_once_by_name_and_namespace() {
+    let queue = Queue::open_with(1);
+    let mut triggers = queue.triggers().expect("the triggers");
+    let held = queue.turn_now(&object("x")).expect("the free turn");
+    queue.changed(&from_an_object("a"));
+    assert!(queue.turn_now(&from_an_object("a")).is_none());
+    {
+        let state = lock(&queue.state);
+        let (place, waiter) = state.waiting.first_key_value().expect("a waits");
+        let (kept, kept_place) = state.places.get_key_value(&object("a")).expect("its place");
+        assert_eq!(kept_place, place);
+        assert!(Arc::ptr_eq(kept, &waiter.object), "two copies of `a`");
+        assert_eq!(kept.namespace.as_deref(), Some("team-a"));
+        assert_eq!(kept.extra.resource_version, None);
+        assert_eq!(kept.extra.uid, None);
+        assert!(state.changed.is_empty(), "`a`'s change is its line now");
+    }
+    drop(held);
+    let sent = triggers.try_recv().expect("`a` is triggered");
+    assert_eq!(sent, from_an_object("a"));
+    assert_eq!(sent.namespace.as_deref(), Some("team-a"));
+}

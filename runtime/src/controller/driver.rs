@@ -14,9 +14,9 @@ use ::kube::runtime::finalizer::{Event as Finalizer, finalizer};
 use ::kube::runtime::reflector::{ObjectRef, Store};
 use ::tracing::{Instrument as _, Span, debug, info_span, warn};
 
-use super::Reconcile;
 use super::backoff::backoff;
 use super::queue::{Queue, Turn};
+use super::{RESYNC_PERIOD, Reconcile};
 use crate::client::Context;
 use crate::error::Error;
 use crate::object::ApiObject;
@@ -134,9 +134,11 @@ impl<R: Reconcile> Driver<R> {
         match self.queue.turn_now(&object_ref) {
             // Boxed: the reconciles that find no turn end at once, and need none of the room a
             // running one's state takes.
-            Some(turn) => Box::pin(self.reconcile_in_turn(obj, &object_ref, turn)).await,
+            Some(turn) => Box::pin(self.reconcile_in_turn(obj, &object_ref, turn))
+                .await
+                .map(left_to_resync),
             // Nothing to requeue: the queue triggers it, and kube's controller forgets
-            // nothing else about it (its next resync is scheduled when the reconcile runs).
+            // nothing else about it.
             None => Ok(Action::await_change()),
         }
     }
@@ -233,6 +235,17 @@ impl<R: Reconcile> Driver<R> {
         let delay = backoff(failures);
         warn!(%error, failures, retry_in = ?delay, "reconcile failed");
         Action::requeue(delay)
+    }
+}
+
+/// `action` as kube's controller is to carry it out: a requeue after [`RESYNC_PERIOD`] is the
+/// controller's resync, which reconciles every object again within that period without an
+/// entry per object in kube's scheduler (see [`resync`](super::resync)).
+fn left_to_resync(action: Action) -> Action {
+    if action == Action::requeue(RESYNC_PERIOD) {
+        Action::await_change()
+    } else {
+        action
     }
 }
 

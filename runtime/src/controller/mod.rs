@@ -31,6 +31,7 @@ mod driver;
 mod owned_caches;
 mod queue;
 pub mod reference;
+mod resync;
 pub(crate) mod setup;
 
 use ::std::future::Future;
@@ -46,7 +47,10 @@ use crate::client::Context;
 use crate::error::Error;
 use crate::object::ApiObject;
 
-/// Reconcile again after this long even if nothing changed, to correct drift.
+/// How often a controller reconciles every object of its kind again, even if nothing changed,
+/// to correct drift. A reconcile that returns `Action::requeue(RESYNC_PERIOD)` leaves its
+/// object to that resync, which keeps nothing per object, where kube's controller would
+/// schedule each object's requeue one by one (see the `resync` module).
 pub const RESYNC_PERIOD: Duration = Duration::from_secs(300);
 
 /// What the controller of a kind implements: how to bring the cluster to the state an object

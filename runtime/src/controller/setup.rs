@@ -3,6 +3,7 @@
 
 use ::std::fmt::Debug;
 use ::std::sync::Arc;
+use ::std::time::Duration;
 
 use ::futures::stream::BoxStream;
 use ::futures::{StreamExt as _, TryStreamExt as _};
@@ -14,10 +15,11 @@ use ::kube::{Api, Resource};
 use ::serde::de::DeserializeOwned;
 use ::tracing::{debug, info, warn};
 
-use super::Reconcile;
 use super::driver::Driver;
 use super::owned_caches::OwnedCaches;
 use super::queue::Queue;
+use super::resync::resync;
+use super::{RESYNC_PERIOD, Reconcile};
 use crate::client::Context;
 use crate::client::cache::{cached_watch, in_small_pages};
 use crate::error::Error;
@@ -33,6 +35,8 @@ pub struct Setup<R: Reconcile> {
     watches: Vec<AddWatch<R::Object>>,
     /// The caches [`Setup::owns_cached`] fills, which the first reconcile waits for.
     owned: OwnedCaches,
+    /// How often every object is reconciled again (see [`resync`](super::resync)).
+    resync_period: Duration,
 }
 
 impl<R: Reconcile> Setup<R> {
@@ -43,7 +47,16 @@ impl<R: Reconcile> Setup<R> {
             reconciler,
             watches: Vec::new(),
             owned: OwnedCaches::default(),
+            resync_period: RESYNC_PERIOD,
         }
+    }
+
+    /// Resyncs every `period` instead of every [`RESYNC_PERIOD`]: for tests, which cannot
+    /// wait five minutes.
+    #[cfg(test)]
+    pub(crate) fn resyncing_every(mut self, period: Duration) -> Self {
+        self.resync_period = period;
+        self
     }
 
     /// Also watches the `C` objects that carry a controller owner reference to an object of
@@ -98,6 +111,7 @@ impl<R: Reconcile> Setup<R> {
             reconciler,
             watches,
             owned,
+            resync_period,
         } = self;
         let api = ctx.watched::<R::Object>();
         ensure_crd_installed(&api).await?;
@@ -117,8 +131,10 @@ impl<R: Reconcile> Setup<R> {
         // `queue`), and the objects whose turn comes after their reconcile found none come
         // back through `triggers`.
         let config = ControllerConfig::default().concurrency(0);
-        let mut controller =
-            Controller::for_stream(watch.applied_objects(), store).with_config(config);
+        let resyncs = resync(store.clone(), resync_period);
+        let mut controller = Controller::for_stream(watch.applied_objects(), store)
+            .with_config(config)
+            .reconcile_on(resyncs);
         if let Some(triggers) = driver.queue().triggers() {
             controller = controller.reconcile_on(triggers);
         }

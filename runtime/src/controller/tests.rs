@@ -686,7 +686,74 @@ async fn a_reconcile_without_a_turn_ends_at_once_and_runs_when_its_turn_comes() 
         )
         .await
         .expect("reconcile succeeds");
-    assert_eq!(action, Action::requeue(RESYNC_PERIOD));
+    // The reconciler asked for `Action::requeue(RESYNC_PERIOD)`: left to the resync.
+    assert_eq!(action, Action::await_change());
+}
+
+/// Asks to be reconciled again in ten seconds, and sends nothing.
+struct SoonAgain;
+
+impl Reconcile for SoonAgain {
+    type Object = Widget;
+    const FINALIZER: bool = false;
+
+    async fn apply(&self, _widget: &Widget, _ctx: &Context) -> Result<Action, Error> {
+        Ok(Action::requeue(Duration::from_secs(10)))
+    }
+}
+
+#[tokio::test]
+async fn a_requeue_other_than_the_resync_is_left_to_kubes_controller() {
+    let (ctx, _server) = testing::context();
+    let driver = Driver::new(SoonAgain, ctx);
+    driver.opened().await;
+    let action = driver
+        .reconcile_or_wait(Arc::new(named("a")))
+        .await
+        .expect("reconcile succeeds");
+    assert_eq!(action, Action::requeue(Duration::from_secs(10)));
+}
+
+/// Sends nothing, and notes the name of each object it reconciles.
+struct Noting(Arc<::std::sync::Mutex<Vec<String>>>);
+
+impl Reconcile for Noting {
+    type Object = Widget;
+    const FINALIZER: bool = false;
+
+    async fn apply(&self, widget: &Widget, _ctx: &Context) -> Result<Action, Error> {
+        let name = widget.metadata.name.clone().unwrap_or_default();
+        self.0.lock().unwrap().push(name);
+        Ok(Action::requeue(RESYNC_PERIOD))
+    }
+}
+
+// Paused time: the periods pass at once, and each tick comes at its exact instant.
+#[tokio::test(start_paused = true)]
+async fn a_running_controller_reconciles_every_object_again_each_resync_period() {
+    let (ctx, mut server) = testing::context();
+    let reconciled = Arc::new(::std::sync::Mutex::new(Vec::new()));
+    let period = Duration::from_millis(600);
+    let setup = controller(ctx, Noting(Arc::clone(&reconciled))).resyncing_every(period);
+    let running = ::tokio::spawn(setup.run());
+
+    // The CRD check and the list are answered, and the watch held: no change is ever seen.
+    // Two periods and a little: the second period's last tick (at its end) has come, and no
+    // tick of the third (the first is a sixtieth of a period in).
+    let until = ::tokio::time::Instant::now() + period * 2 + period / 120;
+    let mut held = Vec::new();
+    while let Ok(request) = ::tokio::time::timeout_at(until, server.next()).await {
+        if request.method == Method::GET && !request.has_query("watch", "true") {
+            request.reply(StatusCode::OK, &list_of(&[named("a"), named("b")]));
+        } else {
+            held.push(request);
+        }
+    }
+    running.abort();
+    let mut reconciled = reconciled.lock().unwrap().clone();
+    reconciled.sort();
+    // Once after the list, then once in each period.
+    assert_eq!(reconciled, ["a", "a", "a", "b", "b", "b"]);
 }
 
 #[test]

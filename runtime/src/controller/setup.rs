@@ -3,7 +3,6 @@
 
 use ::std::fmt::Debug;
 use ::std::sync::Arc;
-use ::std::time::Duration;
 
 use ::futures::stream::BoxStream;
 use ::futures::{StreamExt as _, TryStreamExt as _};
@@ -35,8 +34,6 @@ pub struct Setup<R: Reconcile> {
     watches: Vec<AddWatch<R::Object>>,
     /// The caches [`Setup::owns_cached`] fills, which the first reconcile waits for.
     owned: OwnedCaches,
-    /// How often every object is reconciled again (see [`resync`](super::resync)).
-    resync_period: Duration,
 }
 
 impl<R: Reconcile> Setup<R> {
@@ -47,16 +44,7 @@ impl<R: Reconcile> Setup<R> {
             reconciler,
             watches: Vec::new(),
             owned: OwnedCaches::default(),
-            resync_period: RESYNC_PERIOD,
         }
-    }
-
-    /// Resyncs every `period` instead of every [`RESYNC_PERIOD`]: for tests, which cannot
-    /// wait five minutes.
-    #[cfg(test)]
-    pub(crate) fn resyncing_every(mut self, period: Duration) -> Self {
-        self.resync_period = period;
-        self
     }
 
     /// Also watches the `C` objects that carry a controller owner reference to an object of
@@ -111,7 +99,6 @@ impl<R: Reconcile> Setup<R> {
             reconciler,
             watches,
             owned,
-            resync_period,
         } = self;
         let api = ctx.watched::<R::Object>();
         ensure_crd_installed(&api).await?;
@@ -131,7 +118,7 @@ impl<R: Reconcile> Setup<R> {
         // `queue`), and the objects whose turn comes after their reconcile found none come
         // back through `triggers`.
         let config = ControllerConfig::default().concurrency(0);
-        let resyncs = resync(store.clone(), resync_period);
+        let resyncs = resync(store.clone(), RESYNC_PERIOD);
         let mut controller = Controller::for_stream(watch.applied_objects(), store)
             .with_config(config)
             .reconcile_on(resyncs);

@@ -733,9 +733,8 @@ impl Reconcile for Noting {
 async fn a_running_controller_reconciles_every_object_again_each_resync_period() {
     let (ctx, mut server) = testing::context();
     let reconciled = Arc::new(::std::sync::Mutex::new(Vec::new()));
-    let period = Duration::from_millis(600);
-    let setup = controller(ctx, Noting(Arc::clone(&reconciled))).resyncing_every(period);
-    let running = ::tokio::spawn(setup.run());
+    let period = RESYNC_PERIOD;
+    let running = ::tokio::spawn(controller(ctx, Noting(Arc::clone(&reconciled))).run());
 
     // The CRD check and the list are answered, and the watch held: no change is ever seen.
     // Two periods and a little: the second period's last tick (at its end) has come, and no

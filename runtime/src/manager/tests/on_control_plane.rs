@@ -207,12 +207,18 @@ async fn handover(control_plane: &ControlPlane, warm: bool, round: usize) -> (St
         .await
         .expect("the change is made");
 
+    // `b`'s reconciles that began before the change's; `a`'s until it exited (its resync's)
+    // are not counted.
     let mut before = 0;
     let first = wait_seen(
         &mut seen,
         Duration::from_secs(60),
-        |s| s.replica == b_name && s.name == CHANGED && s.step == step,
-        &mut before,
+        |s| {
+            let change = s.replica == b_name && s.name == CHANGED && s.step == step;
+            before += usize::from(s.replica == b_name && !change);
+            change
+        },
+        &mut ignored,
     )
     .await;
     let led = ::tokio::time::timeout(Duration::from_secs(1), async {

@@ -24,7 +24,7 @@ use crate::object::ApiObject;
 /// How many ticks a period is cut into: each tick lists the cache once and triggers about
 /// one sixtieth of its objects, so that a large cache's resync is spread evenly over the
 /// period instead of queueing every object at once.
-pub(crate) const SLOTS: u64 = 60;
+const SLOTS: u64 = 60;
 
 /// The references of the objects in `store`, each once every `period`, spread over it.
 pub(crate) fn resync<K: ApiObject>(
@@ -49,7 +49,7 @@ pub(crate) fn resync<K: ApiObject>(
 
 /// The slot of `obj` in every period: a hash of its namespace and name, which stay the same
 /// for as long as the object exists. `DefaultHasher::new()` hashes the same way in every run.
-pub(crate) fn slot_of<K: ApiObject>(obj: &K) -> u64 {
+fn slot_of<K: ApiObject>(obj: &K) -> u64 {
     let meta = obj.meta();
     let mut hasher = DefaultHasher::new();
     meta.namespace.hash(&mut hasher);
